@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# The whole test suite: set up .venv, then run pytest (extra arguments go to pytest).
+source "$(dirname "$0")/tools/venv.sh"
+cd "$ROOT"
+exec python -m pytest "$@"

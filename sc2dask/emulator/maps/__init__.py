@@ -1,0 +1,31 @@
+"""The mini-game scenarios: one module per map, each a ``Scenario`` with the map's own rules."""
+
+from __future__ import annotations
+
+import os
+
+from ...errors import UnknownMapError
+from .base import Scenario
+from .collect_mineral_shards import CollectMineralShards
+from .defeat_roaches import DefeatRoaches, DefeatZerglingsAndBanelings
+from .find_and_defeat_zerglings import FindAndDefeatZerglings
+from .move_to_beacon import MoveToBeacon
+
+SCENARIOS: dict[str, type[Scenario]] = {
+    cls.name: cls for cls in (
+        MoveToBeacon, CollectMineralShards, FindAndDefeatZerglings,
+        DefeatRoaches, DefeatZerglingsAndBanelings)
+}
+PLANNED = ("CollectMineralsAndGas", "BuildMarines")
+
+
+def scenario_for(map_path: str) -> Scenario:
+    """The scenario for a map path or name such as ``mini_games/MoveToBeacon.SC2Map``."""
+    name = os.path.splitext(os.path.basename(map_path or ""))[0]
+    if name in SCENARIOS:
+        return SCENARIOS[name]()
+    detail = (f"{name} (harvesting and building) is not emulated yet" if name in PLANNED
+              else f"unknown map {name!r}")
+    raise UnknownMapError(
+        f"The sc2dask emulator cannot play {map_path!r}: {detail}. Supported maps: "
+        f"{', '.join(SCENARIOS)}. Install the real StarCraft II (set SC2PATH) for other maps.")

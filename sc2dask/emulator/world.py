@@ -1,0 +1,322 @@
+"""The game state and the per-loop simulation: movement, collision, combat, fog and score.
+
+One ``World`` is one episode. A scenario (``maps/``) lays it out and adds the map's
+triggers; everything else here is engine behaviour shared by all mini-games.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from .units import Order, Owner, Unit, UnitType
+
+MAP_SIZE = (64, 64)
+# The map scripts wait 2.0 "real" seconds after the last marine dies before pausing;
+# the mini-games run at Normal speed, so that is 32 game loops.
+END_DELAY_LOOPS = 32
+
+
+@dataclasses.dataclass
+class ScoreStats:
+    """The parts of ``score_details`` the mini-games move; the rest stay zero."""
+
+    collected_minerals: float = 0.0
+    killed_value_units: float = 0.0
+    lost_minerals_army: float = 0.0
+    damage_dealt: float = 0.0
+    damage_taken: float = 0.0
+
+
+class World:
+    """All units, the player's UI state (selection, control groups, camera) and the clock."""
+
+    def __init__(self, scenario, seed: int):
+        self.scenario = scenario
+        self.rng = np.random.default_rng(seed)
+        self.units: dict[int, Unit] = {}
+        self.game_loop = 0
+        self.score = 0.0  # the curriculum score the map scripts set
+        self.minerals = 0
+        self.vespene = 0
+        self.stats = ScoreStats()
+        self.selection: list[int] = []
+        self.control_groups: list[list[int]] = [[] for _ in range(10)]
+        self.camera = tuple(scenario.camera_start)
+        self.explored = np.zeros(MAP_SIZE[::-1], dtype=bool)  # [y, x] cells seen so far
+        self.result: int | None = None  # sc2api Result once the episode has ended
+        self._end_at: int | None = None
+        self._end_result = 0
+        self._next_tag = 1
+        self.action_errors: list[int] = []
+        scenario.setup(self)
+        self._update_fog()
+
+    # --- units -------------------------------------------------------------------------
+
+    def spawn(self, unit_type: UnitType, owner: Owner, x: float, y: float, **kw) -> Unit:
+        unit = Unit(unit_type, owner, float(x), float(y), **kw)
+        # Tags look like the game's (index in the high bits); unique within a game.
+        unit.tag = (self._next_tag << 18) | 1
+        self._next_tag += 1
+        self.units[unit.tag] = unit
+        return unit
+
+    def remove(self, unit: Unit) -> None:
+        self.units.pop(unit.tag, None)
+        self.selection = [t for t in self.selection if t != unit.tag]
+
+    def own_units(self) -> list[Unit]:
+        return [u for u in self.units.values() if u.owner == Owner.AGENT]
+
+    def units_of(self, owner: Owner, unit_type: UnitType | None = None) -> list[Unit]:
+        return [u for u in self.units.values()
+                if u.owner == owner and (unit_type is None or u.type is unit_type)]
+
+    def selected_units(self) -> list[Unit]:
+        return [self.units[t] for t in self.selection if t in self.units]
+
+    def select(self, tags) -> None:
+        self.selection = [t for t in dict.fromkeys(tags) if t in self.units]
+
+    def random_point(self, rect, avoid=(), min_dist=0.0, tries=200):
+        """A uniform point in ``rect`` at least ``min_dist`` from every (x, y) in ``avoid``.
+
+        The map scripts re-roll until the rule holds; we do the same, and after
+        ``tries`` keep the farthest candidate so a crowded map cannot hang the game.
+        """
+        x0, y0, x1, y1 = rect
+        best, best_d = None, -1.0
+        for _ in range(tries):
+            x, y = self.rng.uniform(x0, x1), self.rng.uniform(y0, y1)
+            d = min((math.hypot(x - ax, y - ay) for ax, ay in avoid), default=math.inf)
+            if d >= min_dist:
+                return float(x), float(y)
+            if d > best_d:
+                best, best_d = (float(x), float(y)), d
+        return best
+
+    # --- clock -------------------------------------------------------------------------
+
+    @property
+    def ended(self) -> bool:
+        return self.result is not None
+
+    def end(self, result: int) -> None:
+        if self.result is None:
+            self.result = result
+
+    def end_after_delay(self, result: int) -> None:
+        """Schedule the end the way the map scripts do after the last marine dies."""
+        if self._end_at is None:
+            self._end_at = self.game_loop + END_DELAY_LOOPS
+            self._end_result = result
+
+    def step(self, loops: int) -> None:
+        """Advance ``loops`` game loops, stopping early if the episode ends."""
+        for _ in range(loops):
+            if self.ended:
+                return
+            self._tick()
+
+    def _tick(self) -> None:
+        if self._end_at is None:  # after the last death the scripts pause all units
+            for unit in list(self.units.values()):
+                if unit.tag in self.units and not unit.paused:
+                    self._act(unit)
+            self._resolve_collisions()
+            for unit in [u for u in self.units.values() if not u.alive]:
+                self.remove(unit)
+                self.scenario.on_death(self, unit)
+            self.scenario.on_loop(self)
+        self.game_loop += 1
+        if self.scenario.fog:
+            self._update_fog()
+        if self._end_at is not None and self.game_loop >= self._end_at:
+            self.end(self._end_result)
+        elif self.game_loop >= self.scenario.time_limit_loops:
+            self.end(self.scenario.timeout_result)
+
+    # --- unit behaviour ----------------------------------------------------------------
+
+    def _act(self, unit: Unit) -> None:
+        if unit.cooldown > 0:
+            unit.cooldown -= 1
+        if unit.type.speed == 0 and not unit.type.can_attack:
+            return
+        order = unit.orders[0] if unit.orders else None
+        if order is None:
+            self._idle(unit)
+        elif order.kind == "move":
+            if self._move_towards(unit, *order.point, stop_at=0.0):
+                unit.orders.pop(0)
+        elif order.kind == "attack" and order.target is not None:
+            target = self.units.get(order.target)
+            if target is None or not target.alive:
+                unit.orders.pop(0)
+            else:
+                self._engage(unit, target, may_move=True)
+        elif order.kind in ("attack", "patrol"):
+            enemy = self._acquire(unit, unit.type.acquire_range)
+            if enemy is not None:
+                self._engage(unit, enemy, may_move=True)
+            elif self._move_towards(unit, *order.point, stop_at=0.0):
+                if order.kind == "patrol":
+                    order.point, order.origin = order.origin, order.point
+                else:
+                    unit.orders.pop(0)
+
+    def _idle(self, unit: Unit) -> None:
+        """Idle units fire at enemies they notice and chase them a little; holding ones never move."""
+        if not unit.type.can_attack:
+            return
+        target = self.units.get(unit.target) if unit.target is not None else None
+        reach = unit.type.weapon_range if unit.holding else unit.type.acquire_range
+        if target is not None and target.alive and unit.leash is not None:
+            if math.dist(unit.leash, (target.x, target.y)) > unit.type.acquire_range + 4:
+                target = None  # gave up the chase
+        if target is None or not target.alive:
+            unit.target = None
+            target = self._acquire(unit, reach)
+            if target is None:
+                return
+            unit.target, unit.leash = target.tag, (unit.x, unit.y)
+        self._engage(unit, target, may_move=not unit.holding)
+
+    def _acquire(self, unit: Unit, reach: float) -> Unit | None:
+        """The nearest visible enemy within ``reach`` of the unit's edge."""
+        best, best_d = None, math.inf
+        for other in self.units.values():
+            if other.owner in (unit.owner, Owner.NEUTRAL) or not other.alive:
+                continue
+            d = unit.distance_to(other.x, other.y) - unit.type.radius - other.type.radius
+            if d <= reach and d < best_d:
+                best, best_d = other, d
+        return best
+
+    def _engage(self, unit: Unit, target: Unit, may_move: bool) -> None:
+        gap = unit.distance_to(target.x, target.y) - unit.type.radius - target.type.radius
+        if gap <= unit.type.weapon_range:
+            unit.facing = math.atan2(target.y - unit.y, target.x - unit.x)
+            if unit.cooldown <= 0:
+                self._fire(unit, target)
+        elif may_move:
+            self._move_towards(unit, target.x, target.y,
+                               stop_at=unit.type.weapon_range + unit.type.radius + target.type.radius)
+
+    def _fire(self, unit: Unit, target: Unit) -> None:
+        unit.cooldown = unit.type.cooldown
+        if unit.type.splash_radius:  # a baneling detonates and dies
+            for other in list(self.units.values()):
+                if other.owner not in (unit.owner, Owner.NEUTRAL) and other.alive and \
+                        unit.distance_to(other.x, other.y) <= unit.type.splash_radius + other.type.radius:
+                    self._damage(unit, other)
+            unit.health = 0
+            return
+        self._damage(unit, target)
+
+    def _damage(self, attacker: Unit, target: Unit) -> None:
+        amount = attacker.type.damage + (attacker.type.bonus_vs_light if target.type.light else 0)
+        amount = max(0.5, amount - target.type.armor)
+        amount = min(amount, target.health)
+        target.health -= amount
+        if attacker.owner == Owner.AGENT:
+            self.stats.damage_dealt += amount
+        elif target.owner == Owner.AGENT:
+            self.stats.damage_taken += amount
+        if not target.alive:
+            if attacker.owner == Owner.AGENT:
+                self.stats.killed_value_units += target.type.mineral_cost
+            elif target.owner == Owner.AGENT:
+                self.stats.lost_minerals_army += target.type.mineral_cost
+        elif not target.orders and target.target is None and target.type.can_attack:
+            target.target, target.leash = attacker.tag, (target.x, target.y)  # fight back
+
+    def _move_towards(self, unit: Unit, x: float, y: float, stop_at: float) -> bool:
+        """Walk at unit speed; True once within ``stop_at`` of (x, y) (or on it)."""
+        dx, dy = x - unit.x, y - unit.y
+        dist = math.hypot(dx, dy)
+        remaining = dist - stop_at
+        if remaining <= 1e-6:
+            return True
+        step = min(unit.type.speed, remaining)
+        unit.x += dx / dist * step
+        unit.y += dy / dist * step
+        unit.facing = math.atan2(dy, dx)
+        return step >= remaining - 1e-6
+
+    def _resolve_collisions(self) -> None:
+        """Push overlapping ground units apart (half the overlap each), then keep them on the map."""
+        movers = [u for u in self.units.values() if u.type.collides and u.type.speed > 0]
+        if len(movers) > 1:
+            pos = np.array([(u.x, u.y) for u in movers])
+            rad = np.array([u.type.radius for u in movers])
+            delta = pos[:, None, :] - pos[None, :, :]
+            dist = np.hypot(delta[..., 0], delta[..., 1])
+            overlap = rad[:, None] + rad[None, :] - dist
+            np.fill_diagonal(overlap, 0.0)
+            hit = overlap > 1e-6
+            if hit.any():
+                # Coincident units separate along a fixed axis so results stay deterministic.
+                safe = np.where(dist > 1e-9, dist, 1.0)
+                direction = np.where((dist > 1e-9)[..., None], delta / safe[..., None],
+                                     np.sign(np.arange(len(movers))[:, None, None]
+                                             - np.arange(len(movers))[None, :, None]) * [1.0, 0.0])
+                push = (np.where(hit, overlap / 2, 0.0)[..., None] * direction).sum(axis=1)
+                pos += push
+                for unit, (x, y) in zip(movers, pos):
+                    unit.x, unit.y = float(x), float(y)
+        x0, y0, x1, y1 = self.scenario.playable
+        for unit in movers:
+            r = unit.type.radius
+            unit.x = min(max(unit.x, x0 + r), x1 - r)
+            unit.y = min(max(unit.y, y0 + r), y1 - r)
+
+    # --- fog ---------------------------------------------------------------------------
+
+    def visibility(self) -> np.ndarray:
+        """Per map cell [y, x]: 0 hidden, 1 fogged (seen before), 2 visible."""
+        if not self.scenario.fog:
+            return np.full(MAP_SIZE[::-1], 2, dtype=np.uint8)
+        vis = self._visible_cells()
+        return np.where(vis, 2, np.where(self.explored, 1, 0)).astype(np.uint8)
+
+    def _visible_cells(self) -> np.ndarray:
+        ys, xs = np.mgrid[0:MAP_SIZE[1], 0:MAP_SIZE[0]] + 0.5
+        vis = np.zeros(MAP_SIZE[::-1], dtype=bool)
+        for u in self.own_units():
+            vis |= (xs - u.x) ** 2 + (ys - u.y) ** 2 <= u.type.sight ** 2
+        return vis
+
+    def _update_fog(self) -> None:
+        if self.scenario.fog:
+            self.explored |= self._visible_cells()
+
+    def is_visible(self, unit: Unit) -> bool:
+        if not self.scenario.fog or unit.owner == Owner.AGENT:
+            return True
+        return any(math.hypot(u.x - unit.x, u.y - unit.y) <= u.type.sight + unit.type.radius
+                   for u in self.own_units())
+
+    # --- orders ------------------------------------------------------------------------
+
+    def command(self, units: list[Unit], order: Order | None, queue: bool = False) -> None:
+        """Give ``order`` (None = stop) to the agent's ``units``; hold is an order kind."""
+        for unit in units:
+            if unit.owner != Owner.AGENT or unit.type.speed == 0:
+                continue
+            unit.target, unit.leash = None, None
+            if order is None or order.kind == "hold":
+                unit.orders.clear()
+                unit.holding = order is not None
+                continue
+            unit.holding = False
+            copy = dataclasses.replace(order)
+            if copy.kind == "patrol":
+                copy.origin = (unit.x, unit.y)
+            if queue:
+                unit.orders.append(copy)
+            else:
+                unit.orders[:] = [copy]
