@@ -94,6 +94,8 @@ class Order:
     point: tuple[float, float] | None = None
     target: int | None = None  # unit tag
     origin: tuple[float, float] | None = None  # patrol start
+    closest: float = float("inf")  # progress tracking for arrival in a crowd
+    stalled: int = 0
 
 
 @dataclasses.dataclass(eq=False)

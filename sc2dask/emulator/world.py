@@ -17,6 +17,9 @@ MAP_SIZE = (64, 64)
 # The map scripts wait 2.0 "real" seconds after the last marine dies before pausing;
 # the mini-games run at Normal speed, so that is 32 game loops.
 END_DELAY_LOOPS = 32
+# When a unit stops closing in on its move target this close to it, the move is done.
+STALL_LOOPS = 8
+STALL_RADIUS = 2.5
 
 
 @dataclasses.dataclass
@@ -150,7 +153,7 @@ class World:
         if order is None:
             self._idle(unit)
         elif order.kind == "move":
-            if self._move_towards(unit, *order.point, stop_at=0.0):
+            if self._move_towards(unit, *order.point, stop_at=0.0) or self._stalled(unit, order):
                 unit.orders.pop(0)
         elif order.kind == "attack" and order.target is not None:
             target = self.units.get(order.target)
@@ -161,12 +164,25 @@ class World:
         elif order.kind in ("attack", "patrol"):
             enemy = self._acquire(unit, unit.type.acquire_range)
             if enemy is not None:
+                order.stalled = 0
                 self._engage(unit, enemy, may_move=True)
-            elif self._move_towards(unit, *order.point, stop_at=0.0):
+            elif self._move_towards(unit, *order.point, stop_at=0.0) or self._stalled(unit, order):
                 if order.kind == "patrol":
                     order.point, order.origin = order.origin, order.point
+                    order.closest, order.stalled = float("inf"), 0
                 else:
                     unit.orders.pop(0)
+
+    @staticmethod
+    def _stalled(unit: Unit, order: Order) -> bool:
+        """A group sent to one point cannot all stand on it: an order is done once the
+        unit is near the point and has stopped getting closer for ``STALL_LOOPS``."""
+        dist = unit.distance_to(*order.point)
+        if dist < order.closest - 0.01:
+            order.closest, order.stalled = dist, 0
+            return False
+        order.stalled += 1
+        return order.stalled >= STALL_LOOPS and dist < STALL_RADIUS
 
     def _idle(self, unit: Unit) -> None:
         """Idle units fire at enemies they notice and chase them a little; holding ones never move."""

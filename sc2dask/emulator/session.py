@@ -1,0 +1,201 @@
+"""One game's request/response loop: the SC2 API state machine the emulator presents to pysc2.
+
+``Session.handle`` takes a serialized ``sc_pb.Request`` and always returns a serialized
+``sc_pb.Response`` with ``status`` set and the request ``id`` echoed: anything it cannot
+do becomes ``Response.error`` with a message, never an exception or a hang.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+
+import numpy as np
+from s2clientprotocol import sc2api_pb2 as sc_pb
+
+from ..errors import UnknownMapError
+from . import commands, observe, static_data
+from .maps import scenario_for
+from .world import World
+
+log = logging.getLogger(__name__)
+
+Status = sc_pb.Status
+GAME_VERSION = "4.10.0"
+BASE_BUILD = 75689
+DATA_VERSION = "B89B5D6FA7CBF6452E721311BFBC6CB2"
+
+# Statuses in which each request is legal, as the real game (and pysc2) see it.
+VALID_STATUS = {
+    "create_game": {Status.launched, Status.ended, Status.in_game},
+    "join_game": {Status.init_game},
+    "restart_game": {Status.ended, Status.in_game},
+    "leave_game": {Status.in_game, Status.ended},
+    "game_info": {Status.in_game, Status.ended},
+    "data": {Status.in_game, Status.ended},
+    "observation": {Status.in_game, Status.ended},
+    "action": {Status.in_game},
+    "step": {Status.in_game},
+    "save_replay": {Status.in_game, Status.ended},
+}
+
+
+class RequestFailed(Exception):
+    """A request that gets ``Response.error`` (the message) instead of a result."""
+
+
+class Session:
+    """The state of one connection: status, the scenario, the current episode's World."""
+
+    def __init__(self):
+        self.status = Status.launched
+        self.quit_requested = False
+        self.world: World | None = None
+        self._map_path = ""
+        self._seed = 0
+        self._episode = 0
+        self._options = sc_pb.InterfaceOptions()
+        self._race = 0
+
+    def handle(self, data: bytes) -> bytes:
+        response = sc_pb.Response()
+        try:
+            request = sc_pb.Request.FromString(data)
+        except Exception as exc:  # malformed bytes from a client
+            response.error.append(f"sc2dask emulator: could not parse the Request ({exc})")
+            response.status = self.status
+            return response.SerializeToString()
+        if request.HasField("id"):
+            response.id = request.id
+        kind = request.WhichOneof("request")
+        try:
+            if kind is None:
+                raise RequestFailed("empty Request: set one of its request fields")
+            handler = getattr(self, "_" + kind, None)
+            if handler is None:
+                raise RequestFailed(f"request '{kind}' is not supported by the sc2dask emulator")
+            allowed = VALID_STATUS.get(kind)
+            if kind in ("action", "step") and self.status == Status.ended:
+                raise RequestFailed(f"'{kind}': Game has already ended; call restart_game")
+            if allowed is not None and self.status not in allowed:
+                raise RequestFailed(
+                    f"'{kind}' called while in state {Status.Name(self.status)}; valid: "
+                    + ", ".join(sorted(Status.Name(s) for s in allowed)))
+            handler(getattr(request, kind), getattr(response, kind))
+        except RequestFailed as exc:
+            response = self._error_response(response, kind, str(exc))
+        except Exception as exc:  # a bug of ours must not take the connection down
+            log.exception("request %s failed", kind)
+            response = self._error_response(
+                response, kind, f"sc2dask emulator internal error in '{kind}': {exc!r}")
+        response.status = self.status
+        return response.SerializeToString()
+
+    @staticmethod
+    def _error_response(response, kind, message):
+        if kind:
+            response.ClearField(kind)
+        response.error.append(message)
+        return response
+
+    # --- game lifecycle ----------------------------------------------------------------
+
+    def _ping(self, req, resp) -> None:
+        resp.game_version = GAME_VERSION
+        resp.data_version = DATA_VERSION
+        resp.data_build = BASE_BUILD
+        resp.base_build = BASE_BUILD
+
+    def _create_game(self, req, resp) -> None:
+        if req.HasField("battlenet_map_name"):
+            resp.error = sc_pb.ResponseCreateGame.InvalidMapName
+            resp.error_details = ("Battle.net maps are not emulated; use a mini-game map "
+                                  "via local_map.map_path")
+            return
+        if not req.HasField("local_map"):
+            resp.error = sc_pb.ResponseCreateGame.MissingMap
+            resp.error_details = "create_game needs local_map.map_path"
+            return
+        try:
+            self._scenario_class = type(scenario_for(req.local_map.map_path))
+        except UnknownMapError as exc:
+            resp.error = sc_pb.ResponseCreateGame.InvalidMapPath
+            resp.error_details = str(exc)
+            return
+        participants = [p for p in req.player_setup if p.type == sc_pb.Participant]
+        if len(participants) != 1:
+            resp.error = sc_pb.ResponseCreateGame.InvalidPlayerSetup
+            resp.error_details = "the emulator plays the mini-games with exactly one Participant"
+            return
+        self._map_path = req.local_map.map_path
+        self._seed = req.random_seed if req.HasField("random_seed") else secrets.randbits(32)
+        self._episode = 0
+        self.world = None
+        self.status = Status.init_game
+
+    def _join_game(self, req, resp) -> None:
+        if req.options.HasField("render"):
+            resp.error = sc_pb.ResponseJoinGame.FeatureUnsupported
+            resp.error_details = ("RGB rendering is not available in the sc2dask emulator: "
+                                  "use feature layers (rgb_screen=None) or the real game")
+            return
+        if not req.HasField("options"):
+            resp.error = sc_pb.ResponseJoinGame.MissingOptions
+            resp.error_details = "join_game needs InterfaceOptions"
+            return
+        self._options = sc_pb.InterfaceOptions()
+        self._options.CopyFrom(req.options)
+        self._race = req.race
+        self._new_episode()
+        resp.player_id = 1
+        self.status = Status.in_game
+
+    def _restart_game(self, req, resp) -> None:
+        self._episode += 1
+        self._new_episode()
+        self.status = Status.in_game
+
+    def _new_episode(self) -> None:
+        # Each episode has its own seed derived from the game's, so runs replay exactly.
+        seed = np.random.SeedSequence([self._seed, self._episode]).generate_state(1)[0]
+        self.world = World(self._scenario_class(), int(seed))
+
+    def _leave_game(self, req, resp) -> None:
+        self.world = None
+        self.status = Status.launched
+
+    def _quit(self, req, resp) -> None:
+        self.quit_requested = True
+        self.status = Status.quit
+
+    # --- playing -----------------------------------------------------------------------
+
+    def _game_info(self, req, resp) -> None:
+        resp.CopyFrom(observe.game_info(self.world, self._map_path, self._options, self._race))
+
+    def _data(self, req, resp) -> None:
+        resp.CopyFrom(static_data.static_data(req))
+
+    def _observation(self, req, resp) -> None:
+        resp.CopyFrom(observe.observe(self.world, self._options))
+        self.world.action_errors.clear()
+        if self.world.ended:
+            resp.player_result.add(player_id=1, result=self.world.result)
+            self.status = Status.ended
+
+    def _action(self, req, resp) -> None:
+        for action in req.actions:
+            result = commands.apply_action(self.world, action, self._options)
+            resp.result.append(result)
+            if result != commands.SUCCESS:
+                self.world.action_errors.append(result)
+
+    def _step(self, req, resp) -> None:
+        self.world.step(req.count if req.HasField("count") else 1)
+        resp.simulation_loop = self.world.game_loop
+        if self.world.ended:
+            self.status = Status.ended
+
+    def _save_replay(self, req, resp) -> None:
+        raise RequestFailed("save_replay: the sc2dask emulator does not write replays; "
+                            "set save_replay_episodes=0 or use the real game")
