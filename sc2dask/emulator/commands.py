@@ -11,7 +11,8 @@ import math
 
 from s2clientprotocol import error_pb2, spatial_pb2, ui_pb2
 
-from .geometry import minimap_geometry, screen_geometry
+from .geometry import screen_geometry
+from .render import minimap_frame
 from .units import Order, Owner, Unit
 from .world import MAP_SIZE, World
 
@@ -57,7 +58,7 @@ def _feature_layer(world: World, act, options) -> int:
     kind = act.WhichOneof("action")
     if kind == "camera_move":
         p = act.camera_move.center_minimap
-        move_camera(world, *minimap_geometry(fl, MAP_SIZE).minimap_to_world(p.x, p.y))
+        move_camera(world, *_minimap_to_world(world, fl, p))
         return SUCCESS
     if kind == "unit_selection_point":
         sel = act.unit_selection_point
@@ -79,12 +80,17 @@ def _feature_layer(world: World, act, options) -> int:
         if cmd.HasField("target_screen_coord"):
             target = screen.screen_to_world(cmd.target_screen_coord.x, cmd.target_screen_coord.y)
         elif cmd.HasField("target_minimap_coord"):
-            target = minimap_geometry(fl, MAP_SIZE).minimap_to_world(
-                cmd.target_minimap_coord.x, cmd.target_minimap_coord.y)
+            target = _minimap_to_world(world, fl, cmd.target_minimap_coord)
         return command(world, world.selected_units(), cmd.ability_id, point=target,
                        target=_unit_at(world, *target) if target else None,
                        queue=cmd.queue_command)
     return SUCCESS  # an empty feature-layer action is a no-op
+
+
+def _minimap_to_world(world: World, feature_layer, p) -> tuple[float, float]:
+    mini, (ox, oy) = minimap_frame(feature_layer, world.scenario.playable)
+    x, y = mini.minimap_to_world(p.x, p.y)
+    return x + ox, y + oy
 
 
 def move_camera(world: World, x: float, y: float) -> None:

@@ -1,0 +1,210 @@
+"""What the agent sees: ``ResponseObservation`` and ``ResponseGameInfo`` built from a World.
+
+Fields follow ``shared/docs/sc2-api.md`` §5: everything pysc2's ``transform_obs`` reads
+is filled (player, score, abilities, UI panel, raw units, feature layers). The session
+adds ``player_result`` and the status.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from s2clientprotocol import common_pb2, raw_pb2, score_pb2
+from s2clientprotocol import sc2api_pb2 as sc_pb
+
+from . import render
+from .geometry import screen_geometry
+from .static_data import SPECIFIC, unit_abilities
+from .units import Owner, Unit
+from .world import MAP_SIZE
+
+# Supply the game grants per unit type (CommandCenter, SupplyDepot); the marine maps
+# have no supply structure, so their cap is 0 as in the real maps.
+SUPPLY_PROVIDED = {18: 15, 19: 8}
+SUPPLY_LIMIT = 200
+WORKER_TYPES = {45}  # SCV
+# The screen pysc2 assumes when raw data is requested without feature layers.
+_DEFAULT_CAMERA = sc_pb.SpatialCameraSetup(width=24, resolution=common_pb2.Size2DI(x=64, y=64))
+
+
+def observe(world, options: sc_pb.InterfaceOptions) -> sc_pb.ResponseObservation:
+    """The observation for the agent (player 1) under its ``InterfaceOptions``."""
+    response = sc_pb.ResponseObservation()
+    obs = response.observation
+    obs.game_loop = world.game_loop
+    own = world.own_units()
+    _player_common(obs.player_common, world, own)
+    _score(obs.score, world, own)
+    selected = world.selected_units()
+    _abilities(obs, selected)
+    _ui(obs.ui_data, world, selected)
+    visible = None
+    if options.raw:
+        visible = [u for u in world.units.values() if world.is_visible(u)]
+        _raw(obs.raw_data, world, options, visible)
+    if options.HasField("feature_layer"):
+        obs.feature_layer_data.CopyFrom(
+            render.render_feature_layers(world, options.feature_layer, visible))
+    for result in world.action_errors:
+        response.action_errors.add(result=result)
+    return response
+
+
+def game_info(world, map_path: str, options: sc_pb.InterfaceOptions, race: int
+              ) -> sc_pb.ResponseGameInfo:
+    """Map, players and the echoed options; pysc2 rejects options that differ from its own."""
+    scenario = world.scenario
+    info = sc_pb.ResponseGameInfo(map_name=scenario.name, local_map_path=map_path)
+    # Only the agent: the hostile player 2 of the maps is not a participant of the game.
+    info.player_info.add(player_id=1, type=sc_pb.Participant, race_requested=race,
+                         race_actual=race if race != common_pb2.Random else common_pb2.Terran)
+    start = info.start_raw
+    start.map_size.x, start.map_size.y = MAP_SIZE
+    playable = _playable_grid(scenario.playable)
+    _image(start.pathing_grid, playable, 1)
+    _image(start.placement_grid, playable, 1)
+    _image(start.terrain_height, np.where(playable, render.height_value(), 0), 8)
+    # start_locations stays empty: the game lists the opponents' starts, and there are none.
+    x0, y0, x1, y1 = scenario.playable
+    start.playable_area.p0.x, start.playable_area.p0.y = int(x0), int(y0)
+    start.playable_area.p1.x, start.playable_area.p1.y = int(x1), int(y1)
+    info.options.CopyFrom(options)
+    return info
+
+
+# --- parts of the observation ----------------------------------------------------------
+
+
+def _player_common(pc, world, own: list[Unit]) -> None:
+    army = [u for u in own if u.type.army]
+    workers = [u for u in own if u.type.type_id in WORKER_TYPES]
+    pc.player_id = Owner.AGENT
+    pc.minerals = int(world.minerals)
+    pc.vespene = int(world.vespene)
+    # Half-supply units (zerglings) round up, as the game's supply counter does.
+    pc.food_army = math.ceil(sum(u.type.food for u in army))
+    pc.food_workers = math.ceil(sum(u.type.food for u in workers))
+    pc.food_used = math.ceil(sum(u.type.food for u in own))
+    pc.food_cap = min(SUPPLY_LIMIT, sum(SUPPLY_PROVIDED.get(u.type.type_id, 0) for u in own))
+    pc.army_count = len(army)  # makes select_army available
+    pc.idle_worker_count = sum(1 for u in workers if not u.orders)
+
+
+def _score(score, world, own: list[Unit]) -> None:
+    score.score_type = score_pb2.Score.Curriculum
+    score.score = int(world.score)
+    details = score.score_details
+    details.CopyFrom(_ZERO_DETAILS)
+    stats = world.stats
+    details.total_value_units = sum(u.type.mineral_cost for u in own if u.type.army)
+    details.killed_value_units = stats.killed_value_units
+    details.collected_minerals = stats.collected_minerals
+    details.collected_vespene = 0.0
+    details.food_used.army = math.ceil(sum(u.type.food for u in own if u.type.army))
+    details.killed_minerals.army = stats.killed_value_units
+    details.lost_minerals.army = stats.lost_minerals_army
+    details.total_damage_dealt.life = stats.damage_dealt
+    details.total_damage_taken.life = stats.damage_taken
+
+
+def _zero_details() -> score_pb2.ScoreDetails:
+    """Score details with every scalar and category explicitly present and zero."""
+    details = score_pb2.ScoreDetails()
+    for field in details.DESCRIPTOR.fields:
+        if field.message_type is None:
+            setattr(details, field.name, 0.0)
+        else:
+            sub = getattr(details, field.name)
+            for part in sub.DESCRIPTOR.fields:
+                setattr(sub, part.name, 0.0)
+    return details
+
+
+_ZERO_DETAILS = _zero_details()
+
+
+def _abilities(obs, selected: list[Unit]) -> None:
+    """The union of the selected own units' command cards (none for a foreign selection)."""
+    seen = {}
+    for unit in selected:
+        if unit.owner == Owner.AGENT:
+            for ability in unit_abilities(unit.type):
+                seen.setdefault(ability.ability_id, ability)
+    for ability_id in sorted(seen):
+        obs.abilities.add(ability_id=ability_id, requires_point=seen[ability_id].requires_point)
+
+
+def _ui(ui, world, selected: list[Unit]) -> None:
+    for index, tags in enumerate(world.control_groups):
+        alive = [world.units[t] for t in tags if t in world.units]
+        if alive:
+            ui.groups.add(control_group_index=index, leader_unit_type=alive[0].type.type_id,
+                          count=len(alive))
+    if len(selected) == 1:
+        _unit_info(ui.single.unit, selected[0])
+    elif selected:
+        for unit in selected:
+            _unit_info(ui.multi.units.add(), unit)
+
+
+def _unit_info(info, unit: Unit) -> None:
+    info.unit_type = unit.type.type_id
+    info.player_relative = unit.alliance
+    info.health = int(unit.health)
+    info.max_health = int(unit.type.health)
+    info.shields = 0
+    info.energy = 0
+    info.build_progress = 1.0
+
+
+def _raw(raw, world, options, visible: list[Unit]) -> None:
+    """Every unit the agent can see, in world coordinates (raw cropping is not applied)."""
+    camera = options.feature_layer if options.HasField("feature_layer") else _DEFAULT_CAMERA
+    screen = screen_geometry(camera, world.camera)
+    selected = set(world.selection)
+    raw.player.camera.x, raw.player.camera.y = world.camera
+    for unit in visible:
+        _raw_unit(raw.units.add(), unit, unit.tag in selected, screen.on_screen(unit.x, unit.y))
+
+
+def _raw_unit(msg: raw_pb2.Unit, unit: Unit, selected: bool, on_screen: bool) -> None:
+    t = unit.type
+    msg.display_type = raw_pb2.Visible
+    msg.alliance = unit.alliance
+    msg.tag = unit.tag
+    msg.unit_type = t.type_id
+    msg.owner = unit.owner
+    msg.pos.x, msg.pos.y, msg.pos.z = unit.x, unit.y, render.TERRAIN_HEIGHT
+    msg.facing = unit.facing % (2 * math.pi)  # the game reports 0..2pi
+    msg.radius = t.radius
+    msg.build_progress = 1.0
+    msg.cloak = raw_pb2.NotCloaked
+    msg.is_selected = selected
+    msg.is_on_screen = on_screen
+    msg.is_powered = False
+    msg.health = unit.health
+    msg.health_max = t.health
+    msg.weapon_cooldown = max(0.0, unit.cooldown)
+    if unit.target is not None and unit.owner == Owner.AGENT:
+        msg.engaged_target_tag = unit.target
+    for order in unit.orders:
+        # Orders show the specific ability even when the command came as a general one.
+        o = msg.orders.add(ability_id=SPECIFIC.get(order.ability_id, order.ability_id))
+        if order.target is not None:
+            o.target_unit_tag = order.target
+        elif order.point is not None:
+            o.target_world_space_pos.x, o.target_world_space_pos.y = order.point
+
+
+def _playable_grid(playable) -> np.ndarray:
+    """Map cells [y, x] (row 0 is y = 0, as the game's raw grids) inside the playable area."""
+    x0, y0, x1, y1 = playable
+    ys, xs = np.mgrid[0:MAP_SIZE[1], 0:MAP_SIZE[0]] + 0.5
+    return (xs >= x0) & (xs < x1) & (ys >= y0) & (ys < y1)
+
+
+def _image(img, values: np.ndarray, bpp: int) -> None:
+    img.bits_per_pixel = bpp
+    img.size.y, img.size.x = values.shape
+    img.data = render.pack_layer(values, bpp)
