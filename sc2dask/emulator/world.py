@@ -20,6 +20,9 @@ END_DELAY_LOOPS = 32
 # When a unit stops closing in on its move target this close to it, the move is done.
 STALL_LOOPS = 8
 STALL_RADIUS = 2.5
+# Idle units this close to an attacked ally join the fight (calibrated: random agents
+# must not win DefeatZerglingsAndBanelings fights piecemeal, as they cannot in the game).
+HELP_RADIUS = 8.0
 
 
 @dataclasses.dataclass
@@ -247,8 +250,15 @@ class World:
                 self.stats.killed_value_units += target.type.mineral_cost
             elif target.owner == Owner.AGENT:
                 self.stats.lost_minerals_army += target.type.mineral_cost
-        elif not target.orders and target.target is None and target.type.can_attack:
-            target.target, target.leash = attacker.tag, (target.x, target.y)  # fight back
+        self._call_for_help(target, attacker)
+
+    def _call_for_help(self, victim: Unit, attacker: Unit) -> None:
+        """An attacked unit, and idle allies near it, turn on the attacker (engine default)."""
+        for unit in self.units.values():
+            if unit.owner == victim.owner and unit.alive and unit.type.can_attack and not unit.orders \
+                    and unit.target is None and not unit.holding and \
+                    (unit is victim or unit.distance_to(victim.x, victim.y) <= HELP_RADIUS):
+                unit.target, unit.leash = attacker.tag, (unit.x, unit.y)
 
     def _move_towards(self, unit: Unit, x: float, y: float, stop_at: float) -> bool:
         """Walk at unit speed; True once within ``stop_at`` of (x, y) (or on it)."""

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 from ..units import BANELING, MARINE, ROACH, ZERGLING, Owner
 from .base import Scenario
 
 LEFT_REGION = (23.97, 25.06, 27.98, 31.05)  # region 4
 RIGHT_REGION = (38.02, 25.04, 42.04, 31.08)  # region 5
+GOLDEN_ANGLE = math.pi * (3 - math.sqrt(5))
 
 
 def column_offsets(count: int) -> list[float]:
@@ -66,8 +69,8 @@ class DefeatZerglingsAndBanelings(DefeatRoaches):
     enemy_score = 5
 
     def _spawn_enemies(self, world, x, y) -> None:
-        # All are created on one point; the engine's collision spreads them.
-        for _ in range(6):
-            world.spawn(ZERGLING, Owner.HOSTILE, x, y)
-        for _ in range(4):
-            world.spawn(BANELING, Owner.HOSTILE, x, y)
+        # The script creates all ten on one point and the engine spreads them into a
+        # blob around it; a sunflower spiral of unit-sized steps gives that blob directly.
+        for i, unit_type in enumerate([ZERGLING] * 6 + [BANELING] * 4):
+            r, a = 0.45 * math.sqrt(i), i * GOLDEN_ANGLE
+            world.spawn(unit_type, Owner.HOSTILE, x + r * math.cos(a), y + r * math.sin(a))
