@@ -9,18 +9,17 @@ import importlib
 import logging
 import os
 
-# pysc2-evolved logs its timeout setting at import time; keep user output clean.
-os.environ.setdefault("TIMEOUT_SECONDS", "60")
-_quiet = logging.getLogger()
-_level = _quiet.level
-_quiet.setLevel(max(_level, logging.ERROR))
+# pysc2 imports pygame (which greets on stdout) and pysc2-evolved logs a warning at
+# import time; neither is news to our users.
+os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+logging.disable(logging.WARNING)
 try:
     try:
         _root = importlib.import_module("pysc2_evolved")
     except ImportError:  # pragma: no cover - depends on the user's install
         _root = importlib.import_module("pysc2")
 finally:
-    _quiet.setLevel(_level)
+    logging.disable(logging.NOTSET)
 
 PACKAGE_NAME = _root.__name__
 

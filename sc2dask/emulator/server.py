@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import logging
 import signal
+import socket
 import sys
 import threading
 import urllib.parse
@@ -18,7 +19,7 @@ from collections.abc import Callable, Sequence
 from http import HTTPStatus
 
 from websockets.exceptions import ConnectionClosed
-from websockets.sync.server import Server, ServerConnection, serve
+from websockets.sync.server import ServerConnection, serve
 
 from .session import Session
 
@@ -30,7 +31,8 @@ API_PATH = "/sc2api"
 def parse_flags(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
     """The game's command line (see pysc2's ``lib/sc_process.py``); unknown flags come back apart."""
     parser = argparse.ArgumentParser(
-        prog="SC2_x64", description=__doc__, allow_abbrev=False)
+        prog="SC2_x64", description="The sc2dask emulator of the StarCraft II API.",
+        allow_abbrev=False)
     parser.add_argument("-listen", default="127.0.0.1", help="address to listen on")
     parser.add_argument("-port", type=int, required=True, help="port to listen on")
     # Accepted for compatibility with the game; the emulator needs none of them.
@@ -44,22 +46,24 @@ def parse_flags(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
 
 
 class GameServer:
-    """One websocket endpoint at ``/sc2api`` that plays one game per connection.
+    """A websocket endpoint at ``/sc2api`` that plays one game per connection, one at a time.
 
-    ``stopped`` is set once a client sent ``quit``; the caller then shuts the server down.
+    ``on_quit`` is called (from a connection thread) when a client sends ``quit``.
     """
 
-    def __init__(self, host: str, port: int, make_session: Callable[[], Session] = Session):
+    def __init__(self, host: str, port: int, on_quit: Callable[[], None],
+                 make_session: Callable[[], Session] = Session):
+        self._on_quit = on_quit
         self._make_session = make_session
-        self.stopped = threading.Event()
-        self._server: Server = serve(
+        self._quitting = False
+        self._server = serve(
             self._play, host, port,
             process_request=self._check_request,
-            compression=None,      # pysc2's client never negotiates permessage-deflate.
-            max_size=None,         # create_game carries the map; observations the layers.
-            ping_interval=None,    # The game sends no keepalive pings, and a slow agent
-                                   # would otherwise be disconnected for not answering.
-            close_timeout=1,
+            compression=None,    # pysc2's client never negotiates permessage-deflate.
+            max_size=None,       # create_game carries the map; observations the layers.
+            ping_interval=None,  # The game sends no keepalive pings, and a slow agent
+                                 # would otherwise be dropped for not answering them.
+            close_timeout=0.5,  # Bounds how long a silent client delays exit.
         )
 
     @property
@@ -75,11 +79,11 @@ class GameServer:
     def _check_request(self, connection: ServerConnection, request):
         if urllib.parse.urlsplit(request.path).path != API_PATH:
             return connection.respond(HTTPStatus.NOT_FOUND, f"Only {API_PATH} is served.\n")
-        if self._server.connections or self.stopped.is_set():
-            # Like the game, drop a second client mid-handshake; pysc2 reports it as
+        if self._server.connections or self._quitting:
+            # Like the game, drop a second client mid-handshake; pysc2 reports that as
             # "Connection rejected. Is something else connected?".
-            log.warning("Rejected a second connection from %s:%s; a game is already "
-                        "connected.", *connection.remote_address[:2])
+            log.warning("Rejected a connection from %s:%s: a game is already connected.",
+                        *connection.remote_address[:2])
             connection.close_socket()
         return None
 
@@ -87,55 +91,57 @@ class GameServer:
         log.debug("Client connected from %s:%s", *connection.remote_address[:2])
         session = self._make_session()
         try:
-            while True:
+            while not session.quit_requested:
                 # pysc2 sends TEXT frames that are not UTF-8: never decode them.
-                request = connection.recv(decode=False)
-                connection.send(session.handle(request))  # bytes -> BINARY frame
+                reply = session.handle(connection.recv(decode=False))
                 if session.quit_requested:
-                    self.stopped.set()
-                    break
+                    # pysc2 closes the socket right after `quit` without reading the
+                    # reply, so the send below may fail: stop first.
+                    self._quitting = True
+                    self._on_quit()
+                connection.send(reply)  # bytes -> BINARY frame
         except ConnectionClosed:
             pass
         log.debug("Client disconnected")
 
 
-class _Stop(Exception):
-    """Raised by the SIGTERM/SIGINT handler to leave the main thread's wait."""
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one emulated game on ``-listen``/``-port`` until ``quit``, SIGTERM or SIGINT."""
+    """Serve one emulated game on ``-listen``/``-port`` until ``quit``, SIGTERM or SIGINT."""
     args, unknown = parse_flags(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
-                        format="sc2dask emulator: %(message)s", stream=sys.stderr)
+                        format="sc2dask emulator: %(message)s", stream=sys.stderr,
+                        force=True)  # This process is ours; drop handlers set by imports.
     logging.getLogger("websockets").setLevel(logging.WARNING)
     if unknown:
         log.info("Ignoring unknown flags: %s", " ".join(unknown))
-    try:
-        server = GameServer(args.listen, args.port)
-    except OSError as err:
-        log.error("Cannot listen on %s:%s: %s", args.listen, args.port, err)
-        return 1
 
-    def stop(signum, frame):
-        # A second signal (Ctrl-C twice, pysc2's terminate then kill) must not interrupt
-        # the shutdown with a traceback.
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        raise _Stop
-
-    thread = threading.Thread(target=server.serve_forever, name="sc2api-accept")
-    try:
-        signal.signal(signal.SIGTERM, stop)
-        signal.signal(signal.SIGINT, stop)
-        thread.start()
+    # Every way to stop -- SIGTERM, SIGINT, `quit` -- writes to one socket the main thread
+    # waits on. Signals get there through set_wakeup_fd from whichever thread catches them
+    # (numpy's BLAS threads can), and their Python handlers do nothing, so no signal can
+    # interrupt start-up or shutdown with a traceback (pysc2 sends SIGTERM every 0.1 s).
+    wake_up, wake_up_writer = socket.socketpair()
+    with wake_up, wake_up_writer:
+        try:
+            server = GameServer(args.listen, args.port,
+                                on_quit=lambda: wake_up_writer.send(b"q"))
+        except OSError as err:
+            log.error("Cannot listen on %s:%s: %s", args.listen, args.port, err)
+            return 1
+        wake_up_writer.setblocking(False)
+        signal.set_wakeup_fd(wake_up_writer.fileno(), warn_on_full_buffer=False)
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda signum, frame: None)
+        accept = threading.Thread(target=server.serve_forever, name="sc2api-accept")
+        accept.start()
         host, port = server.address
-        log.info("Listening on ws://%s:%s%s", host, port, API_PATH)
-        server.stopped.wait()  # set by `quit`
-    except _Stop:
-        pass
-    finally:
-        if thread.ident is not None:  # shutdown() waits for serve_forever() to have run.
-            server.shutdown()
-            thread.join()
+        log.info("Listening on ws://%s:%s%s", f"[{host}]" if ":" in host else host, port,
+                 API_PATH)
+        wake_up.recv(1)
+        # Ignored from here on: Python resets its own handlers to the default (die) while
+        # it exits, which would turn pysc2's next SIGTERM into a death by signal.
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, signal.SIG_IGN)
+        signal.set_wakeup_fd(-1)
+        server.shutdown()
+        accept.join()
     return 0

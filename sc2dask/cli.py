@@ -1,0 +1,101 @@
+"""The ``sc2dask`` command line: set up or run the emulator, and play a demo."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import statistics
+import sys
+from collections.abc import Sequence
+
+from .emulator import server
+from .emulator.install import install
+from .errors import SC2DaskError
+from .game import DEFAULT_EMULATOR_DIR, find_game, make_env
+from .pysc2 import random_agent, scripted_agent
+
+# pysc2's scripted agents, by the map they solve.
+SCRIPTED_AGENTS = {
+    "MoveToBeacon": scripted_agent.MoveToBeacon,
+    "CollectMineralShards": scripted_agent.CollectMineralShards,
+    "DefeatRoaches": scripted_agent.DefeatRoaches,
+}
+
+
+def install_emulator(args: argparse.Namespace) -> int:
+    path = install(args.directory or os.environ.get("SC2DASK_EMULATOR_DIR", DEFAULT_EMULATOR_DIR))
+    print(path)
+    print(f"export SC2PATH={shlex.quote(str(path))}")
+    return 0
+
+
+def serve_emulator(args: argparse.Namespace) -> int:
+    return server.main(["-listen", args.listen, "-port", str(args.port)])
+
+
+def demo(args: argparse.Namespace) -> int:
+    """Play ``args.map`` with pysc2's scripted agent (random where there is none)."""
+    game = find_game()
+    print(game.summary)
+    agent = SCRIPTED_AGENTS.get(args.map, random_agent.RandomAgent)()
+    scores = []
+    with make_env(args.map) as env:
+        print(f"Playing {args.map} with {type(agent).__module__}.{type(agent).__name__}")
+        agent.setup(env.observation_spec()[0], env.action_spec()[0])
+        for episode in range(1, args.episodes + 1):
+            timestep = env.reset()[0]
+            agent.reset()
+            score = 0.0
+            while True:
+                action = agent.step(timestep)
+                if timestep.last():
+                    break
+                timestep = env.step([action])[0]
+                score += timestep.reward
+            scores.append(score)
+            print(f"episode {episode}: score {score:g}")
+    print(f"mean score over {len(scores)} episodes: {statistics.fmean(scores):g}")
+    return 0
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="sc2dask", description=__doc__)
+    commands = top.add_subparsers(dest="command", required=True)
+
+    emulator = commands.add_parser("emulator", help="the headless StarCraft II API emulator")
+    emulator_commands = emulator.add_subparsers(dest="emulator_command", required=True)
+    inst = emulator_commands.add_parser(
+        "install", help="lay out an emulator install that pysc2 finds through SC2PATH")
+    inst.add_argument("directory", nargs="?",
+                      help=f"where to install (default: $SC2DASK_EMULATOR_DIR or "
+                           f"{DEFAULT_EMULATOR_DIR})")
+    inst.set_defaults(run=install_emulator)
+    serve = emulator_commands.add_parser(
+        "serve", help="run one emulated game at ws://LISTEN:PORT/sc2api until it quits")
+    serve.add_argument("--listen", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=5000)
+    serve.set_defaults(run=serve_emulator)
+
+    play = commands.add_parser(
+        "demo", help="play a mini-game with pysc2's scripted agent and print the scores")
+    play.add_argument("--map", default="MoveToBeacon")
+    play.add_argument("--episodes", type=_positive_int, default=3)
+    play.set_defaults(run=demo)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except SC2DaskError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2

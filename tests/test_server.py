@@ -1,0 +1,183 @@
+"""The emulator process as pysc2 sees it: the game's flags, the websocket, signals and ``quit``."""
+
+import contextlib
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+import websocket
+from s2clientprotocol import sc2api_pb2 as sc_pb
+
+from sc2dask.emulator.install import EXECUTABLE, install
+from sc2dask.pysc2 import remote_controller
+
+# What pysc2's sc_process passes (with -headlessNoRender when RGB is wanted but no GL
+# library exists), plus flags the emulator has never heard of.
+PYSC2_FLAGS = ["-dataDir", "/nonexistent/StarCraftII/", "-tempDir", "/tmp/sc-x/",
+               "-headlessNoRender", "-dataVersion", "B89B5D6FA7CBF6452E721311BFBC6CB2"]
+UNKNOWN_FLAGS = ["-unknownFlag", "value", "-anotherUnknownSwitch"]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def emulator(command=(sys.executable, "-m", "sc2dask.emulator"), flags=PYSC2_FLAGS):
+    """A running emulator process on a free port; killed at the end if still running."""
+    port = free_port()
+    proc = subprocess.Popen([*command, "-listen", "127.0.0.1", "-port", str(port), *flags],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        yield proc, port
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=10)
+
+
+def connect(port, path="/sc2api", **kwargs):
+    """Connect like pysc2: retry while the process starts up (bounded to ~20 s)."""
+    for _ in range(200):
+        try:
+            return websocket.create_connection(f"ws://127.0.0.1:{port}{path}", timeout=10,
+                                               **kwargs)
+        except ConnectionRefusedError:
+            time.sleep(0.1)
+    raise TimeoutError(f"the emulator never listened on port {port}")
+
+
+def request(**fields):
+    return sc_pb.Request(**fields).SerializeToString()
+
+
+def test_answers_a_non_utf8_text_frame_with_a_binary_frame():
+    with emulator(flags=PYSC2_FLAGS + UNKNOWN_FLAGS) as (proc, port):
+        ws = connect(port)
+        payload = request(ping=sc_pb.RequestPing(), id=200)
+        with pytest.raises(UnicodeDecodeError):
+            payload.decode("utf-8")
+        ws.send(payload)  # websocket-client's default opcode is TEXT, as in pysc2.
+        opcode, data = ws.recv_data()
+        assert opcode == websocket.ABNF.OPCODE_BINARY
+        response = sc_pb.Response.FromString(data)
+        assert response.id == 200
+        assert response.HasField("ping") and response.HasField("status")
+        assert not response.error
+        ws.close()
+        proc.terminate()
+        _, stderr = proc.communicate(timeout=10)
+    assert stderr.count("Listening on ws://127.0.0.1:") == 1
+    assert "-unknownFlag value -anotherUnknownSwitch" in stderr
+    assert "Traceback" not in stderr
+
+
+def test_permessage_deflate_is_not_negotiated():
+    with emulator() as (proc, port):
+        ws = connect(port, header=["Sec-WebSocket-Extensions: permessage-deflate"])
+        assert "sec-websocket-extensions" not in {k.lower() for k in ws.getheaders()}
+        ws.close()
+
+
+def test_quit_exits_with_status_0_even_when_the_client_does_not_read_the_reply():
+    with emulator() as (proc, port):
+        ws = connect(port)
+        ws.send(request(quit=sc_pb.RequestQuit(), id=999999999))
+        ws.close()  # pysc2 closes right after writing `quit`.
+        assert proc.wait(timeout=10) == 0
+        _, stderr = proc.communicate(timeout=10)
+    assert "Traceback" not in stderr
+
+
+def test_pysc2_remote_controller_pings_and_quits():
+    with emulator() as (proc, port):
+        controller = remote_controller.RemoteController("127.0.0.1", port, timeout_seconds=20)
+        assert controller.ping().base_build > 0
+        controller.quit()
+        assert proc.wait(timeout=10) == 0
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_signals_stop_the_launched_process_promptly_and_leave_nothing(tmp_path, signum):
+    launcher = install(tmp_path / "StarCraftII") / EXECUTABLE
+    with emulator(command=[str(launcher)]) as (proc, port):
+        ws = connect(port)  # A game still connected must not hold the exit up.
+        ws.send(request(ping=sc_pb.RequestPing(), id=1))
+        ws.recv()
+        process = psutil.Process(proc.pid)
+        # The launcher execs Python: the pid pysc2 signals is the server itself.
+        assert "sc2dask.emulator" in process.cmdline()
+        assert process.children(recursive=True) == []
+        start = time.monotonic()
+        # pysc2's _shutdown_proc sends SIGTERM every 0.1 s until the process is gone.
+        while proc.poll() is None and time.monotonic() - start < 10:
+            proc.send_signal(signum)
+            time.sleep(0.05)
+        assert proc.poll() == 0
+        assert time.monotonic() - start < 3  # pysc2 kills after 3 s.
+        _, stderr = proc.communicate(timeout=10)
+        assert not psutil.pid_exists(proc.pid)
+        ws.close()
+    assert "Traceback" not in stderr
+
+
+def test_other_paths_get_404():
+    with emulator() as (proc, port):
+        connect(port).close()  # Wait until it listens.
+        with pytest.raises(websocket.WebSocketBadStatusException) as err:
+            websocket.create_connection(f"ws://127.0.0.1:{port}/other", timeout=10)
+        assert err.value.status_code == 404
+
+
+def test_a_second_client_is_rejected_like_the_game_does():
+    with emulator() as (proc, port):
+        first = connect(port)
+        with pytest.raises(remote_controller.ConnectError, match="Connection rejected"):
+            remote_controller.RemoteController("127.0.0.1", port, timeout_seconds=5)
+        first.close()
+        for _ in range(50):  # The server notices the close asynchronously.
+            try:
+                second = connect(port)
+                break
+            except websocket.WebSocketConnectionClosedException:
+                time.sleep(0.1)
+        else:
+            pytest.fail("a new client was still rejected after the first one left")
+        second.send(request(ping=sc_pb.RequestPing(), id=7))
+        assert sc_pb.Response.FromString(second.recv()).id == 7
+        second.close()
+
+
+def test_a_busy_port_is_reported_and_exits_1():
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "sc2dask.emulator", "-listen", "127.0.0.1", "-port", str(port)],
+            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 1
+    assert f"Cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_ping_round_trip_has_no_nagle_delay():
+    """A regression guard, not a benchmark: Nagle or delayed ACKs would cost ~40 ms a message."""
+    with emulator() as (proc, port):
+        ws = connect(port)
+        payload = request(ping=sc_pb.RequestPing(), id=1)
+        times = []
+        for _ in range(300):
+            start = time.perf_counter()
+            ws.send(payload)
+            ws.recv()
+            times.append(time.perf_counter() - start)
+        ws.close()
+    assert statistics.median(times) < 0.005, statistics.median(times)
