@@ -18,29 +18,26 @@ try:
         _root = importlib.import_module("pysc2_evolved")
     except ImportError:  # pragma: no cover - depends on the user's install
         _root = importlib.import_module("pysc2")
+    PACKAGE_NAME = _root.__name__
+
+    def _sub(name):
+        return importlib.import_module(f"{PACKAGE_NAME}.{name}")
+
+    actions = _sub("lib.actions")
+    features = _sub("lib.features")
+    point = _sub("lib.point")
+    units = _sub("lib.units")
+    sc2_env = _sub("env.sc2_env")
+    run_loop = _sub("env.run_loop")
+    maps = _sub("maps")
+    run_configs = _sub("run_configs")
+    base_agent = _sub("agents.base_agent")
+    random_agent = _sub("agents.random_agent")
+    scripted_agent = _sub("agents.scripted_agent")
+    remote_controller = _sub("lib.remote_controller")
+    protocol = _sub("lib.protocol")
 finally:
     logging.disable(logging.NOTSET)
-
-PACKAGE_NAME = _root.__name__
-
-
-def _sub(name):
-    return importlib.import_module(f"{PACKAGE_NAME}.{name}")
-
-
-actions = _sub("lib.actions")
-features = _sub("lib.features")
-point = _sub("lib.point")
-units = _sub("lib.units")
-sc2_env = _sub("env.sc2_env")
-run_loop = _sub("env.run_loop")
-maps = _sub("maps")
-run_configs = _sub("run_configs")
-base_agent = _sub("agents.base_agent")
-random_agent = _sub("agents.random_agent")
-scripted_agent = _sub("agents.scripted_agent")
-remote_controller = _sub("lib.remote_controller")
-protocol = _sub("lib.protocol")
 
 MAPS_DIR = os.path.join(os.path.dirname(_root.__file__), "maps")
 
