@@ -95,7 +95,7 @@ def _minimap_to_world(world: World, feature_layer, p) -> tuple[float, float]:
 
 def move_camera(world: World, x: float, y: float) -> None:
     """Centre the camera on (x, y), unless the map locks it; keep it on the map."""
-    if world.scenario.camera_locked:
+    if world.scenario.camera_locked or not (math.isfinite(x) and math.isfinite(y)):
         return
     w, h = MAP_SIZE
     world.camera = (min(max(x, 0.0), float(w)), min(max(y, 0.0), float(h)))
@@ -246,6 +246,11 @@ def command(world: World, units: list[Unit], ability_id: int, point=None, target
     units = [u for u in units if u.owner == Owner.AGENT and u.type.speed > 0]
     if not units or ability_id not in UNIT_ABILITIES:
         return ERROR
+    if point is not None:
+        if not (math.isfinite(point[0]) and math.isfinite(point[1])):
+            return error_pb2.MustTargetWalkableLocation
+        w, h = MAP_SIZE  # a target off the map means its edge, as in the game
+        point = (min(max(point[0], 0.0), float(w)), min(max(point[1], 0.0), float(h)))
     enemy = target if target is not None and target.owner == Owner.HOSTILE else None
     if ability_id in STOP:
         world.command(units, None)

@@ -39,6 +39,28 @@ VALID_STATUS = {
     "save_replay": {Status.in_game, Status.ended},
 }
 
+# Interface sizes the emulator renders: beyond these an observation would not fit in
+# memory or in a protobuf message, and pysc2's own agents use 16-84 pixels.
+MAX_RESOLUTION = 1024
+MAX_SCREEN_WIDTH = 256.0  # world units; the mini-game maps are 64 wide
+
+
+def _interface_problem(options) -> str | None:
+    """Why the emulator cannot render these ``InterfaceOptions``, or None."""
+    if not options.HasField("feature_layer"):
+        return None
+    fl = options.feature_layer
+    for name in ("resolution", "minimap_resolution"):
+        size = getattr(fl, name)
+        if not (1 <= size.x <= MAX_RESOLUTION and 1 <= size.y <= MAX_RESOLUTION):
+            return (f"feature_layer.{name} {size.x}x{size.y} is out of range: each side must be "
+                    f"1..{MAX_RESOLUTION} pixels")
+    if fl.HasField("width") and not (1.0 <= fl.width <= MAX_SCREEN_WIDTH):
+        return (f"feature_layer.width {fl.width} is out of range: the screen must span "
+                f"1..{MAX_SCREEN_WIDTH:g} world units (pysc2's default is 24)")
+    return None
+
+
 # Requests that never change the game, so a prepared observation stays valid.
 READ_ONLY = {"observation", "ping", "game_info", "data"}
 
@@ -109,7 +131,11 @@ class Session:
         """
         if self._last_kind in ("step", "join_game", "restart_game") and self._prepared is None \
                 and self.world is not None and self.status == Status.in_game:
-            self._prepared = sc_pb.Response(observation=self._build_observation()).SerializeToString()
+            try:
+                self._prepared = sc_pb.Response(
+                    observation=self._build_observation()).SerializeToString()
+            except Exception:  # the observation request will report it as an error
+                log.exception("preparing the observation failed")
 
     def _serve_prepared(self, response) -> bytes:
         # Serialized protobuf messages concatenate into their merge: observation + id/status.
@@ -171,6 +197,11 @@ class Session:
         if not req.HasField("options"):
             resp.error = sc_pb.ResponseJoinGame.MissingOptions
             resp.error_details = "join_game needs InterfaceOptions"
+            return
+        problem = _interface_problem(req.options)
+        if problem:
+            resp.error = sc_pb.ResponseJoinGame.OtherError
+            resp.error_details = problem
             return
         self._options = sc_pb.InterfaceOptions()
         self._options.CopyFrom(req.options)
