@@ -100,7 +100,6 @@ class GameServer:
                     self._quitting = True
                     self._on_quit()
                 connection.send(reply)  # bytes -> BINARY frame
-                session.prepare_observation()  # overlaps with pysc2 reading the reply
         except ConnectionClosed:
             pass
         log.debug("Client disconnected")

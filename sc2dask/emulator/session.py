@@ -61,10 +61,6 @@ def _interface_problem(options) -> str | None:
     return None
 
 
-# Requests that never change the game, so a prepared observation stays valid.
-READ_ONLY = {"observation", "ping", "game_info", "data"}
-
-
 class RequestFailed(Exception):
     """A request that gets ``Response.error`` (the message) instead of a result."""
 
@@ -81,8 +77,6 @@ class Session:
         self._episode = 0
         self._options = sc_pb.InterfaceOptions()
         self._race = 0
-        self._prepared: bytes | None = None  # the next observation, serialized
-        self._last_kind: str | None = None
 
     def handle(self, data: bytes) -> bytes:
         response = sc_pb.Response()
@@ -94,11 +88,7 @@ class Session:
             return response.SerializeToString()
         if request.HasField("id"):
             response.id = request.id
-        kind = self._last_kind = request.WhichOneof("request")
-        if kind == "observation" and self._prepared is not None:
-            return self._serve_prepared(response)
-        if kind not in READ_ONLY:
-            self._prepared = None
+        kind = request.WhichOneof("request")
         try:
             if kind is None:
                 raise RequestFailed("empty Request: set one of its request fields")
@@ -121,30 +111,6 @@ class Session:
                 response, kind, f"sc2dask emulator internal error in '{kind}': {exc!r}")
         response.status = self.status
         return response.SerializeToString()
-
-    def prepare_observation(self) -> None:
-        """Build the next observation now, while pysc2 is still reading the last reply.
-
-        The server calls this after each reply; after a ``step`` (or a new episode) pysc2
-        asks for an observation next, which then only sends the bytes. Any request that
-        may change the game drops them.
-        """
-        if self._last_kind in ("step", "join_game", "restart_game") and self._prepared is None \
-                and self.world is not None and self.status == Status.in_game:
-            try:
-                self._prepared = sc_pb.Response(
-                    observation=self._build_observation()).SerializeToString()
-            except Exception:  # the observation request will report it as an error
-                log.exception("preparing the observation failed")
-
-    def _serve_prepared(self, response) -> bytes:
-        # Serialized protobuf messages concatenate into their merge: observation + id/status.
-        prepared, self._prepared = self._prepared, None
-        self.world.action_errors.clear()
-        if self.world.ended:
-            self.status = Status.ended
-        response.status = self.status
-        return prepared + response.SerializeToString()
 
     @staticmethod
     def _error_response(response, kind, message):
@@ -237,16 +203,11 @@ class Session:
         resp.CopyFrom(static_data.static_data(req))
 
     def _observation(self, req, resp) -> None:
-        resp.CopyFrom(self._build_observation())
+        resp.CopyFrom(observe.observe(self.world, self._options))
         self.world.action_errors.clear()
         if self.world.ended:
+            resp.player_result.add(player_id=1, result=self.world.result)
             self.status = Status.ended
-
-    def _build_observation(self) -> sc_pb.ResponseObservation:
-        obs = observe.observe(self.world, self._options)
-        if self.world.ended:
-            obs.player_result.add(player_id=1, result=self.world.result)
-        return obs
 
     def _action(self, req, resp) -> None:
         for action in req.actions:
