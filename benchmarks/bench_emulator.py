@@ -85,6 +85,23 @@ def server_work(res, steps):
     return (time.perf_counter() - start) / steps
 
 
+def client_floor(env, agent, steps):
+    """Seconds per step pysc2 needs with an instant game: transform_obs, agent, transform_action.
+
+    Uses a real observation from the emulator and pysc2's own ``Features`` for this env.
+    """
+    controller = env._controllers[0]  # noqa: SLF001 - pysc2 offers no public handle
+    feats = env._features[0]  # noqa: SLF001
+    env.reset()
+    raw = controller.observe()
+    start = time.perf_counter()
+    for _ in range(steps):
+        obs = feats.transform_obs(raw)
+        timestep = sc2_env.environment.TimeStep(sc2_env.environment.StepType.MID, 0.0, 1.0, obs)
+        feats.transform_action(raw.observation, agent.step(timestep))
+    return (time.perf_counter() - start) / steps
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=2000)
@@ -101,18 +118,24 @@ def main():
             run_steps(env, agent, 200)  # warm up
             rate = args.steps / run_steps(env, agent, args.steps)
             per_step, waiting = client_split(env, agent, args.steps // 2)
+            floor = client_floor(env, agent, args.steps)
         server = server_work(res, args.steps)
-        rows.append((res, rate, per_step, waiting, server))
+        rows.append((res, rate, per_step, waiting, server, floor))
     print(f"\nMoveToBeacon, pysc2 random agent, step_mul 8, {args.steps} agent steps per figure")
     print(f"{'screen/minimap':>14} {'steps/s':>9} | per step (instrumented): {'total':>8} "
           f"{'server':>8} {'transport':>9} {'pysc2+agent':>11}")
-    for res, rate, per_step, waiting, server in rows:
+    for res, rate, per_step, waiting, server, floor in rows:
         ms = lambda s: f"{s * 1e3:7.3f}ms"  # noqa: E731
         print(f"{f'{res}x{res}':>14} {rate:9.0f} | {'':24}{ms(per_step):>8} {ms(server):>8} "
               f"{ms(max(waiting - server, 0.0)):>9} {ms(per_step - waiting):>11}")
     print("\nserver = the emulator's own work (action + step(8) + observation), replayed in process;"
           "\ntransport = time pysc2 waits on the game minus that (websocket, protobuf parse);"
           "\npysc2+agent = pysc2's observation/action transforms and the agent.")
+    print("\npysc2's own ceiling (transform_obs + random agent + transform_action, no game, "
+          "uninstrumented):")
+    for res, rate, _, _, _, floor in rows:
+        print(f"{f'{res}x{res}':>14} {floor * 1e3:7.3f}ms per step = at most {1 / floor:6.0f} "
+              f"steps/s; end to end reaches {rate / (1 / floor):.0%} of it")
 
 
 if __name__ == "__main__":
