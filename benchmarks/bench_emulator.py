@@ -102,6 +102,31 @@ def client_floor(env, agent, steps):
     return (time.perf_counter() - start) / steps
 
 
+def _env_process(res, steps, results):
+    from absl import flags
+    flags.FLAGS(["bench"])
+    np.random.seed(0)
+    with make_env(res) as env:
+        agent = random_agent.RandomAgent()
+        agent.setup(env.observation_spec()[0], env.action_spec()[0])
+        run_steps(env, agent, 100)
+        results.put(steps / run_steps(env, agent, steps))
+
+
+def concurrent_rate(res, envs, steps):
+    """Total agent steps/s of ``envs`` SC2Env+emulator pairs, each in its own process."""
+    import multiprocessing
+    ctx = multiprocessing.get_context("spawn")
+    results = ctx.Queue()
+    procs = [ctx.Process(target=_env_process, args=(res, steps, results)) for _ in range(envs)]
+    for proc in procs:
+        proc.start()
+    rates = [results.get(timeout=600) for _ in procs]
+    for proc in procs:
+        proc.join()
+    return sum(rates)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=2000)
@@ -131,6 +156,11 @@ def main():
     print("\nserver = the emulator's own work (action + step(8) + observation), replayed in process;"
           "\ntransport = time pysc2 waits on the game minus that (websocket, protobuf parse);"
           "\npysc2+agent = pysc2's observation/action transforms and the agent.")
+    print("\nWhole machine: total agent steps/s with several env processes at once (64x64):")
+    single = rows[0][1]
+    for envs in (2, 4):
+        total = concurrent_rate(64, envs, args.steps // 2)
+        print(f"{envs:>3} envs: {total:6.0f} steps/s in total, {total / single:.2f}x one env")
     print("\npysc2's own ceiling (transform_obs + random agent + transform_action, no game, "
           "uninstrumented):")
     for res, rate, _, _, _, floor in rows:
