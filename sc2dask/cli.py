@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import statistics
@@ -59,6 +60,25 @@ def demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def evaluate_agent(args: argparse.Namespace) -> int:
+    """Score an agent over --episodes episodes on a Dask cluster; --json prints one object."""
+    from .evaluate import evaluate
+    if args.checkpoint:
+        from .checkpoint import checkpoint_agent_path
+        agent = checkpoint_agent_path(args.checkpoint)
+    else:
+        agent = args.agent
+    if not args.json:
+        print(f"Evaluating {agent} on {args.map}: {args.episodes} episodes ...", flush=True)
+    result = evaluate(agent, args.map, args.episodes, envs=args.envs, scheduler=args.scheduler)
+    if args.json:
+        print(json.dumps(result.summary()))
+    else:
+        print(f"{result.map}: mean {result.mean:.2f} (std {result.std:.2f}, min {result.min:g}, "
+              f"max {result.max:g}) over {result.episodes} episodes")
+    return 0
+
+
 def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -89,6 +109,19 @@ def parser() -> argparse.ArgumentParser:
     play.add_argument("--map", default="MoveToBeacon")
     play.add_argument("--episodes", type=_positive_int, default=3)
     play.set_defaults(run=demo)
+    ev = commands.add_parser("evaluate", help="score an agent over N episodes on a Dask cluster")
+    ev.add_argument("--map", required=True)
+    source = ev.add_mutually_exclusive_group(required=True)
+    source.add_argument("--checkpoint", metavar="DIR", help="a directory written by sc2dask train")
+    source.add_argument("--agent", metavar="dotted.path.AgentClass",
+                        help="a pysc2 BaseAgent subclass, e.g. "
+                             "pysc2_evolved.agents.scripted_agent.MoveToBeacon")
+    ev.add_argument("--episodes", type=_positive_int, required=True)
+    ev.add_argument("--envs", type=_positive_int, help="environments (default: all SC2 capacity)")
+    ev.add_argument("--scheduler", metavar="ADDRESS", help="a running dask scheduler (default: "
+                                                           "a local cluster)")
+    ev.add_argument("--json", action="store_true", help="end with one JSON object")
+    ev.set_defaults(run=evaluate_agent)
     return top
 
 

@@ -15,3 +15,19 @@ class GameNotFoundError(SC2DaskError, FileNotFoundError):
 
 class UnsupportedRequestError(SC2DaskError):
     """A request the emulator deliberately does not implement (e.g. RGB rendering)."""
+
+
+class ConfigError(SC2DaskError, ValueError):
+    """A bad setting: unknown config key, bad value, or an agent path that does not load."""
+
+
+class NoCapacityError(SC2DaskError, RuntimeError):
+    """The cluster has no room for SC2 environments."""
+
+
+class SchedulerUnreachableError(SC2DaskError, ConnectionError):
+    """The Dask scheduler address does not answer."""
+
+
+class CheckpointError(SC2DaskError, OSError):
+    """A checkpoint that is missing, incomplete or corrupt."""

@@ -62,15 +62,8 @@ def find_game() -> GameInstall:
     return game
 
 
-def make_env(map_name: str, **sc2env_kwargs) -> sc2_env.SC2Env:
-    """An ``SC2Env`` for ``map_name`` on the game :func:`find_game` picks.
-
-    Defaults: one Terran agent, 64x64 feature screen and minimap, ``step_mul=8``; any
-    ``SC2Env`` keyword overrides them.
-
-    Raises:
-      UnknownMapError: pysc2 does not know ``map_name``, or the emulator cannot play it.
-    """
+def check_map(map_name: str) -> GameInstall:
+    """The game that will play ``map_name``; UnknownMapError if none can."""
     try:
         maps.get(map_name)
     except maps.lib.NoMapError:
@@ -82,6 +75,19 @@ def make_env(map_name: str, **sc2env_kwargs) -> sc2_env.SC2Env:
         raise UnknownMapError(
             f"The sc2dask emulator cannot play {map_name!r}; it plays "
             f"{', '.join(SCENARIOS)}. Install StarCraft II and set SC2PATH for other maps.")
+    return game
+
+
+def make_env(map_name: str, **sc2env_kwargs) -> sc2_env.SC2Env:
+    """An ``SC2Env`` for ``map_name`` on the game :func:`find_game` picks.
+
+    Defaults: one Terran agent, 64x64 feature screen and minimap, ``step_mul=8``; any
+    ``SC2Env`` keyword overrides them.
+
+    Raises:
+      UnknownMapError: pysc2 does not know ``map_name``, or the emulator cannot play it.
+    """
+    check_map(map_name)
     sc2env_kwargs.setdefault("players", [sc2_env.Agent(sc2_env.Race.terran)])
     sc2env_kwargs.setdefault("agent_interface_format", features.AgentInterfaceFormat(
         feature_dimensions=features.Dimensions(screen=64, minimap=64)))

@@ -1,0 +1,202 @@
+"""What the agent sees and what it can do: compact observations and reduced action sets.
+
+``ObservationEncoder`` turns a pysc2 ``TimeStep.observation`` into a few small numpy
+arrays (the keys of ``Trajectory.observations``); ``ActionSet`` names the pysc2
+functions a policy may choose and turns sampled head indices into ``FunctionCall``s.
+Neither imports TensorFlow, so env hosts can encode and decode without it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..pysc2 import actions, features
+
+# Reduced function sets, by pysc2 function name. Small sets learn far faster; "minigames"
+# follows Reaver's mini-game set (plus the economy functions the two build maps need).
+ACTION_SETS: dict[str, tuple[str, ...] | None] = {
+    "move": ("no_op", "select_army", "Move_screen"),
+    "minigames": (
+        "no_op", "move_camera", "select_point", "select_rect", "select_control_group",
+        "select_unit", "select_army", "select_idle_worker",
+        "Attack_screen", "Attack_minimap", "Move_screen", "Move_minimap",
+        "Patrol_screen", "Patrol_minimap", "HoldPosition_quick", "Stop_quick",
+        "Smart_screen", "Smart_minimap", "Harvest_Gather_screen", "Harvest_Return_quick",
+        "Build_SupplyDepot_screen", "Build_Barracks_screen", "Build_Refinery_screen",
+        "Train_SCV_quick", "Train_Marine_quick", "Rally_Workers_screen",
+    ),
+    "all": None,  # every pysc2 function
+}
+
+SPATIAL_ARGS = {"screen": "screen", "screen2": "screen", "minimap": "minimap"}
+
+
+@dataclasses.dataclass(frozen=True)
+class LayerSpec:
+    """One feature layer as the model must read it: a category id, or a scalar in [0, scale)."""
+
+    name: str
+    categorical: bool
+    scale: int
+
+
+@dataclasses.dataclass(frozen=True)
+class InputSpec:
+    """Shape (without batch) and dtype of one encoded array; ``layers`` for spatial ones."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    layers: tuple[LayerSpec, ...] = ()
+
+
+class ObservationEncoder:
+    """Encodes pysc2 observations as the dict stored in ``Trajectory.observations``.
+
+    Keys: "screen" [C,H,W] and "minimap" [C,h,w] (raw layer values as small ints: the
+    model embeds categories and scales scalars), "player" float32 [11] (log1p of the
+    counts), "available" bool [n_functions] (which functions of the action set the game
+    allows now).
+    """
+
+    def __init__(self, obs_spec: Mapping[str, tuple], config):
+        for key in ("feature_screen", "feature_minimap", "player", "available_actions"):
+            if key not in obs_spec:
+                raise ConfigError(
+                    f"The observation spec has no {key!r}; create the env with feature "
+                    f"layers (features.AgentInterfaceFormat(feature_dimensions=...)).")
+        self.action_set = ActionSet.create(config.action_set, _size(obs_spec["feature_screen"]),
+                                           _size(obs_spec["feature_minimap"]))
+        for what, got, want in (("screen", self.action_set.screen_size, config.screen_size),
+                                ("minimap", self.action_set.minimap_size, config.minimap_size)):
+            if want is not None and tuple(got) != _xy(want):
+                raise ConfigError(
+                    f"The env's feature {what} is {got[0]}x{got[1]} (x by y) but the agent "
+                    f"config says {_xy(want)}; create the env from the same config "
+                    f"(sc2dask.agents.a2c.agent_interface_format).")
+        self.screen_layers = _layer_specs(features.SCREEN_FEATURES, config.screen_layers)
+        self.minimap_layers = _layer_specs(features.MINIMAP_FEATURES, config.minimap_layers)
+        self._screen_index = [features.SCREEN_FEATURES._fields.index(l.name)
+                              for l in self.screen_layers]
+        self._minimap_index = [features.MINIMAP_FEATURES._fields.index(l.name)
+                               for l in self.minimap_layers]
+        (w, h), (mw, mh) = self.action_set.screen_size, self.action_set.minimap_size
+        self._spec = {
+            "screen": InputSpec((len(self.screen_layers), h, w),
+                                _int_dtype(self.screen_layers), self.screen_layers),
+            "minimap": InputSpec((len(self.minimap_layers), mh, mw),
+                                 _int_dtype(self.minimap_layers), self.minimap_layers),
+            "player": InputSpec(tuple(obs_spec["player"]), np.dtype(np.float32)),
+            "available": InputSpec((len(self.action_set.function_ids),), np.dtype(bool)),
+        }
+
+    def spec(self) -> dict[str, InputSpec]:
+        return dict(self._spec)
+
+    def encode(self, observation) -> dict[str, np.ndarray]:
+        """One pysc2 observation (``TimeStep.observation``) as compact arrays."""
+        spec = self._spec
+        return {
+            "screen": np.asarray(observation["feature_screen"])[self._screen_index]
+                        .astype(spec["screen"].dtype),
+            "minimap": np.asarray(observation["feature_minimap"])[self._minimap_index]
+                         .astype(spec["minimap"].dtype),
+            "player": np.log1p(np.maximum(np.asarray(observation["player"], np.float32), 0)),
+            "available": np.isin(self.action_set.function_ids,
+                                 np.asarray(observation["available_actions"])),
+        }
+
+    def encode_batch(self, observations: Sequence) -> dict[str, np.ndarray]:
+        """Several observations (one per env) stacked on a leading batch axis."""
+        encoded = [self.encode(o) for o in observations]
+        return {k: np.stack([e[k] for e in encoded]) for k in self._spec}
+
+
+@dataclasses.dataclass(frozen=True)
+class ActionSet:
+    """The functions a policy chooses from, and its argument heads.
+
+    ``heads`` maps each head name ("function", then the pysc2 argument types the set
+    uses, e.g. "queued", "screen") to its number of choices. Spatial heads index the
+    flattened [H, W] (row-major) layer, so index = y * W + x.
+    """
+
+    name: str
+    function_ids: np.ndarray  # [n_functions] pysc2 function ids
+    heads: dict[str, int]
+    uses: np.ndarray  # [n_functions, n_argument_heads] bool: function i takes argument j
+    screen_size: tuple[int, int]  # (x, y), as pysc2's action dimensions
+    minimap_size: tuple[int, int]
+
+    @classmethod
+    def create(cls, name: str, screen_size: tuple[int, int],
+               minimap_size: tuple[int, int]) -> ActionSet:
+        if name not in ACTION_SETS:
+            raise ConfigError(f"Unknown action set {name!r}; choose one of "
+                              f"{', '.join(ACTION_SETS)}.")
+        names = ACTION_SETS[name]
+        functions = list(actions.FUNCTIONS) if names is None else [
+            actions.FUNCTIONS[n] for n in names]
+        used = {a.name for f in functions for a in f.args}
+        arg_names = [t.name for t in actions.TYPES if t.name in used]  # pysc2's order
+        sizes = {"screen": screen_size[0] * screen_size[1],
+                 "screen2": screen_size[0] * screen_size[1],
+                 "minimap": minimap_size[0] * minimap_size[1]}
+        heads = {"function": len(functions)}
+        heads.update({a: sizes.get(a) or actions.TYPES[a].sizes[0] for a in arg_names})
+        uses = np.array([[a in {x.name for x in f.args} for a in arg_names]
+                         for f in functions], dtype=bool).reshape(len(functions), len(arg_names))
+        return cls(name, np.array([f.id for f in functions], np.int32), heads, uses,
+                   tuple(screen_size), tuple(minimap_size))
+
+    @property
+    def argument_heads(self) -> list[str]:
+        return [h for h in self.heads if h != "function"]
+
+    def function_call(self, heads: Mapping[str, int]) -> actions.FunctionCall:
+        """The pysc2 call for one env's sampled head indices (unused heads ignored)."""
+        function = actions.FUNCTIONS[int(self.function_ids[int(heads["function"])])]
+        arguments = []
+        for arg in function.args:
+            index = int(heads[arg.name])
+            if arg.name in SPATIAL_ARGS:
+                width = (self.screen_size if SPATIAL_ARGS[arg.name] == "screen"
+                         else self.minimap_size)[0]
+                arguments.append([index % width, index // width])
+            else:
+                arguments.append([index])
+        return actions.FunctionCall(function.id, arguments)
+
+    def function_calls(self, batch: Mapping[str, np.ndarray]) -> list[actions.FunctionCall]:
+        """One call per env from batched head indices (each array [B])."""
+        return [self.function_call({k: v[i] for k, v in batch.items()})
+                for i in range(len(batch["function"]))]
+
+
+def _layer_specs(layer_set, names: Sequence[str]) -> tuple[LayerSpec, ...]:
+    specs = []
+    for name in names:
+        if name not in layer_set._fields:
+            raise ConfigError(f"Unknown feature layer {name!r}; pysc2 has "
+                              f"{', '.join(layer_set._fields)}.")
+        layer = getattr(layer_set, name)
+        specs.append(LayerSpec(name, layer.type == features.FeatureType.CATEGORICAL,
+                               int(layer.scale)))
+    return tuple(specs)
+
+
+def _int_dtype(layers: Sequence[LayerSpec]) -> np.dtype:
+    """uint8 when every layer fits (all but unit_type), else int16."""
+    return np.dtype(np.uint8 if max(l.scale for l in layers) <= 256 else np.int16)
+
+
+def _size(layer_shape: tuple[int, int, int]) -> tuple[int, int]:
+    """(x, y) of a [C, y, x] feature-layer spec."""
+    return int(layer_shape[2]), int(layer_shape[1])
+
+
+def _xy(size: int | tuple[int, int]) -> tuple[int, int]:
+    return (size, size) if isinstance(size, int) else tuple(size)

@@ -1,0 +1,84 @@
+"""Getting a Dask cluster with room for SC2 environments, and reading that room.
+
+A worker's capacity is its ``SC2`` resource (``dask worker --resources SC2=4``). Dask
+does not cap live actors by resources, so sc2dask places env hosts itself from these
+numbers and never beyond them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+import psutil
+
+from .errors import NoCapacityError, SchedulerUnreachableError
+
+SC2_RESOURCE = "SC2"
+# One emulated game plus its pysc2 client needs about half a core and ~0.4 GB.
+MEMORY_PER_ENV = 0.4 * 2**30
+
+
+def default_sc2_per_worker(n_workers: int) -> int:
+    """SC2 slots per local worker from this machine's cores and memory."""
+    cores = os.cpu_count() or 1
+    by_cpu = max(1, 2 * cores // n_workers)
+    by_memory = max(1, int(psutil.virtual_memory().available / MEMORY_PER_ENV) // n_workers)
+    return min(by_cpu, by_memory)
+
+
+def local_cluster(n_workers: int | None = None, sc2_per_worker: int | None = None, **kwargs):
+    """A ``LocalCluster`` whose workers advertise SC2 capacity (processes, 1 thread each)."""
+    from distributed import LocalCluster
+    n_workers = n_workers or min(os.cpu_count() or 1, 4)
+    sc2 = default_sc2_per_worker(n_workers) if sc2_per_worker is None else sc2_per_worker
+    kwargs.setdefault("threads_per_worker", 1)
+    kwargs.setdefault("dashboard_address", ":0")
+    return LocalCluster(n_workers=n_workers, resources={SC2_RESOURCE: sc2}, **kwargs)
+
+
+def connect(address: str, timeout: float = 10.0):
+    """A ``Client`` for the scheduler at ``address``, or an error saying how to get one."""
+    from distributed import Client
+    try:
+        return Client(address, timeout=timeout, direct_to_workers=True)
+    except (OSError, TimeoutError) as exc:
+        raise SchedulerUnreachableError(
+            f"No Dask scheduler answers at {address!r} ({exc}). Start one with "
+            f"`dask scheduler`, check the address and port, or leave --scheduler out to "
+            f"use a local cluster.") from None
+
+
+def sc2_capacity(client) -> dict[str, int]:
+    """SC2 slots per live worker address (workers without the resource count 0)."""
+    workers = client.scheduler_info(n_workers=-1)["workers"]
+    return {addr: int(info.get("resources", {}).get(SC2_RESOURCE, 0))
+            for addr, info in workers.items()}
+
+
+def require_capacity(client, wanted: int | None = None) -> dict[str, int]:
+    capacity = {addr: n for addr, n in sc2_capacity(client).items() if n > 0}
+    if not capacity:
+        raise NoCapacityError(
+            "No worker offers SC2 capacity: start workers with "
+            "`dask worker SCHEDULER --resources SC2=4` (or use sc2dask.local_cluster()).")
+    if wanted is not None and wanted > sum(capacity.values()):
+        raise NoCapacityError(
+            f"{wanted} environments wanted but the cluster has {sum(capacity.values())} SC2 "
+            f"slots ({capacity}); ask for fewer or add workers with --resources SC2=N.")
+    return capacity
+
+
+@contextlib.contextmanager
+def cluster_client(scheduler: str | None = None, envs: int | None = None):
+    """A client on ``scheduler``, or on a local cluster with room for ``envs`` envs."""
+    from distributed import Client
+    if scheduler:
+        with connect(scheduler) as client:
+            yield client
+        return
+    n_workers = min(os.cpu_count() or 1, envs or 2, 4)
+    per_worker = None if envs is None else -(-envs // n_workers)
+    with local_cluster(n_workers, per_worker) as cluster, \
+            Client(cluster, direct_to_workers=True) as client:
+        yield client

@@ -1,0 +1,139 @@
+"""``EnvPool``: the client's view of a run's environments, spread over Dask workers.
+
+It places one ``EnvHost`` actor per worker, filling each worker's SC2 capacity and
+never exceeding it, and supervises them: an actor lost with its worker is recreated on
+a live worker (the Nanny's replacement included) and its work is redone. Restarts of
+hosts and of games inside hosts are counted.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import logging
+import time
+
+from .cluster import require_capacity, sc2_capacity
+from .env_host import EnvConfig, EnvHost
+
+log = logging.getLogger(__name__)
+
+# How a lost actor shows up on the client (dask-notes §3).
+ACTOR_LOST = (RuntimeError, OSError, TimeoutError, concurrent.futures.TimeoutError)
+
+
+@dataclasses.dataclass
+class Placement:
+    worker: str
+    n_envs: int
+    seed: int
+    host: object = None  # the dask Actor proxy
+
+
+class EnvPool:
+    """Env hosts on the cluster behind ``client``; ``n_envs`` defaults to all capacity."""
+
+    def __init__(self, client, config: EnvConfig, n_envs: int | None = None, seed: int = 0,
+                 call_timeout: float = 600.0, tf_threads: int = 1):
+        self.client, self.config = client, config
+        self.call_timeout = call_timeout
+        self.tf_threads = tf_threads
+        self.host_restarts = 0
+        capacity = require_capacity(client, n_envs)
+        self.n_envs = n_envs or sum(capacity.values())
+        self.placements = []
+        remaining = self.n_envs
+        for i, (worker, slots) in enumerate(sorted(capacity.items(), key=lambda kv: -kv[1])):
+            if remaining == 0:
+                break
+            take = min(slots, remaining)
+            self.placements.append(Placement(worker, take, seed * 7919 + i))
+            remaining -= take
+        self._threads = concurrent.futures.ThreadPoolExecutor(max(4, len(self.placements)))
+        for future in [self._threads.submit(self._start, p) for p in self.placements]:
+            future.result()
+
+    # --- placement and supervision -------------------------------------------------------
+
+    def _start(self, placement: Placement) -> None:
+        placement.host = self.client.submit(
+            EnvHost, self.config, placement.n_envs, placement.seed, self.tf_threads,
+            actor=True, workers=[placement.worker], allow_other_workers=False,
+            pure=False).result(timeout=self.call_timeout)
+
+    def _replace(self, placement: Placement, reason: BaseException, deadline: float = 120.0):
+        """Recreate a lost host on the live worker with the most free SC2 capacity."""
+        log.warning("env host on %s lost (%r); recreating it", placement.worker, reason)
+        self.host_restarts += 1
+        placement.seed += 100_003
+        stop = time.monotonic() + deadline
+        while True:
+            used = {}
+            for p in self.placements:
+                if p is not placement:
+                    used[p.worker] = used.get(p.worker, 0) + p.n_envs
+            free = {w: n - used.get(w, 0) for w, n in sc2_capacity(self.client).items()}
+            fits = [w for w, n in free.items() if n >= placement.n_envs]
+            if fits:
+                placement.worker = max(fits, key=lambda w: free[w])
+                try:
+                    return self._start(placement)
+                except ACTOR_LOST as exc:  # that worker went too; look again
+                    reason = exc
+            if time.monotonic() > stop:
+                raise RuntimeError(f"no live worker can host {placement.n_envs} envs after "
+                                   f"losing {placement.worker}: {reason!r}")
+            time.sleep(0.5)  # a Nanny restarts a killed worker within about a second
+
+    def call(self, placement: Placement, method: str, *args):
+        """``host.method(*args)``, redone on a new host if the old one is lost."""
+        while True:
+            try:
+                return getattr(placement.host, method)(*args).result(timeout=self.call_timeout)
+            except ACTOR_LOST as exc:
+                self._replace(placement, exc)
+
+    def map(self, method: str, args_for):
+        """Call ``method`` on every host at once; yields (placement, result) as they finish."""
+        futures = {self._threads.submit(self.call, p, method, *args_for(p)): p
+                   for p in self.placements}
+        for future in concurrent.futures.as_completed(futures):
+            yield futures[future], future.result()
+
+    # --- work ------------------------------------------------------------------------------
+
+    def evaluate(self, agent_path: str, episodes: int) -> list[float]:
+        """Scores of ``episodes`` episodes of a pysc2 agent class, spread over all envs."""
+        shares, start = {}, 0
+        for p in self.placements:
+            share = episodes * p.n_envs // self.n_envs
+            shares[id(p)] = share
+            start += share
+        for p in self.placements[:episodes - start]:  # the remainder, one each
+            shares[id(p)] += 1
+        scores = []
+        for _, result in self.map("evaluate", lambda p: (agent_path, shares[id(p)])):
+            scores.extend(result)
+        return scores
+
+    def stats(self) -> dict:
+        """Per-host env counters and the restart totals (hosts recreated, games restarted)."""
+        hosts = [dict(worker=p.worker, **r) for p, r in self.map("stats", lambda p: ())]
+        game_restarts = sum(env["restarts"] for h in hosts for env in h["envs"])
+        return {"hosts": hosts, "host_restarts": self.host_restarts,
+                "game_restarts": game_restarts,
+                "restarts": self.host_restarts + game_restarts}
+
+    def close(self) -> None:
+        for p in self.placements:
+            try:
+                p.host.close().result(timeout=30)
+            except Exception:  # noqa: BLE001 - the worker may be gone already
+                pass
+        self._threads.shutdown(wait=False)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
