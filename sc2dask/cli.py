@@ -132,3 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SC2DaskError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

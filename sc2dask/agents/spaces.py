@@ -76,7 +76,7 @@ class ObservationEncoder:
                 raise ConfigError(
                     f"The env's feature {what} is {got[0]}x{got[1]} (x by y) but the agent "
                     f"config says {_xy(want)}; create the env from the same config "
-                    f"(sc2dask.agents.a2c.agent_interface_format).")
+                    f"(sc2dask.agents.spaces.agent_interface_format).")
         self.screen_layers = _layer_specs(features.SCREEN_FEATURES, config.screen_layers)
         self.minimap_layers = _layer_specs(features.MINIMAP_FEATURES, config.minimap_layers)
         self._screen_index = [features.SCREEN_FEATURES._fields.index(l.name)
@@ -146,7 +146,7 @@ class ActionSet:
                  "screen2": screen_size[0] * screen_size[1],
                  "minimap": minimap_size[0] * minimap_size[1]}
         heads = {"function": len(functions)}
-        heads.update({a: sizes.get(a) or actions.TYPES[a].sizes[0] for a in arg_names})
+        heads.update({a: sizes.get(a) or getattr(actions.TYPES, a).sizes[0] for a in arg_names})
         uses = np.array([[a in {x.name for x in f.args} for a in arg_names]
                          for f in functions], dtype=bool).reshape(len(functions), len(arg_names))
         return cls(name, np.array([f.id for f in functions], np.int32), heads, uses,
@@ -174,6 +174,12 @@ class ActionSet:
         """One call per env from batched head indices (each array [B])."""
         return [self.function_call({k: v[i] for k, v in batch.items()})
                 for i in range(len(batch["function"]))]
+
+
+def agent_interface_format(config) -> features.AgentInterfaceFormat:
+    """The pysc2 interface an env must offer this agent: its screen and minimap sizes."""
+    return features.AgentInterfaceFormat(feature_dimensions=features.Dimensions(
+        screen=_xy(config.screen_size), minimap=_xy(config.minimap_size)))
 
 
 def _layer_specs(layer_set, names: Sequence[str]) -> tuple[LayerSpec, ...]:

@@ -1,0 +1,3 @@
+"""Agents: the FullyConv A2C policy and learner (``a2c``), its network (``fullyconv``) and
+the observation and action spaces they share (``spaces``, importable without TensorFlow).
+"""

@@ -1,0 +1,372 @@
+"""Synchronous advantage actor-critic (A2C) with the FullyConv network, in one file.
+
+Read top to bottom: the hyperparameters (``A2CConfig``), the policy that env hosts run
+(``Policy.act``), the returns (``discounted_returns``), the loss (``a2c_loss``) and the
+learner that turns ``Trajectory`` records into gradients and applies them (``Learner``).
+Weights, gradients and optimizer state leave this module as lists of numpy arrays:
+Keras 3 models do not pickle through distributed, so each process rebuilds the model
+from ``(A2CConfig, obs_spec)`` and loads the arrays.
+
+How a ``Trajectory`` is filled (``make_trajectory`` does it from per-step records):
+``observations[k]`` is ``[T + 1, ...]`` for each key of ``ObservationEncoder.spec()``;
+``observations[..][t]`` is what the policy saw when it chose step t's action, and the
+last entry is the state after the final step. After a step with ``terminal[t]`` the
+next entry is the first observation of the new episode (the host resets the env).
+``actions`` holds ``"function"`` and every argument head of the action set, each
+``[T]`` int32, exactly as ``Policy.act`` returned them (heads the chosen function does
+not use are stored too and ignored by the loss). ``rewards[t]`` is the reward of the
+timestep that step t's action produced.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Mapping, Sequence
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from ..core import Trajectory
+from .fullyconv import build_fullyconv
+from .spaces import ObservationEncoder
+
+log = logging.getLogger(__name__)
+
+# Logit given to functions the game does not allow now. Finite (unlike -inf) so the
+# entropy's p * log p stays 0 * big = 0 and its gradient never becomes NaN; exp() of it
+# is exactly 0 in float32, so the function is never chosen.
+MASKED_LOGIT = -1e9
+
+
+@dataclasses.dataclass
+class A2CConfig:
+    """Every hyperparameter of the agent; defaults follow SC2LE and Reaver where they agree."""
+
+    # What the agent sees and does (envs must match: spaces.agent_interface_format).
+    action_set: str = "minigames"  # a key of spaces.ACTION_SETS
+    screen_size: int | tuple[int, int] = 32  # (x, y) when rectangular
+    minimap_size: int | tuple[int, int] = 32
+    screen_layers: tuple[str, ...] = ("player_relative", "selected", "unit_type",
+                                      "unit_hit_points_ratio", "unit_density", "visibility_map")
+    minimap_layers: tuple[str, ...] = ("player_relative", "selected", "visibility_map",
+                                       "camera")
+    # FullyConv network.
+    conv_filters: tuple[int, ...] = (16, 32)
+    conv_kernels: tuple[int, ...] = (5, 3)
+    dense_units: int = 256
+    dense_grid: int = 8  # strided convs shrink the state to <= this many cells a side
+    seed: int = 0  # weight initialisation
+    # Returns and loss.
+    n_steps: int = 16  # trajectory length the env hosts play per update
+    gamma: float = 0.99
+    gae_lambda: float = 1.0  # 1.0: plain n-step returns
+    value_coef: float = 0.5
+    entropy_coef: float = 1e-3
+    normalize_advantages: bool = False
+    # Optimiser.
+    learning_rate: float = 7e-4
+    adam_epsilon: float = 1e-5
+    max_grad_norm: float = 1.0  # global-norm clipping in apply_gradients
+
+
+def set_tf_threads(intra_op: int, inter_op: int | None = None) -> bool:
+    """Size TensorFlow's thread pools (its own; they ignore OMP_NUM_THREADS).
+
+    TensorFlow fixes them at its first op, so call this first thing in a process (e.g.
+    a worker preload). Later calls change nothing; returns whether the sizes now in
+    effect are the ones asked for.
+    """
+    inter_op = intra_op if inter_op is None else inter_op
+    try:
+        tf.config.threading.set_intra_op_parallelism_threads(intra_op)
+        tf.config.threading.set_inter_op_parallelism_threads(inter_op)
+    except RuntimeError:  # already initialised
+        log.debug("TensorFlow already initialised; thread pools left as they are")
+    return (tf.config.threading.get_intra_op_parallelism_threads() == intra_op
+            and tf.config.threading.get_inter_op_parallelism_threads() == inter_op)
+
+
+# ----------------------------------------------------------------------------- policy
+
+class Policy:
+    """The network plus what it needs to act in pysc2: encoder and action set."""
+
+    def __init__(self, config: A2CConfig, obs_spec: Mapping[str, tuple]):
+        self.config = config
+        self.obs_spec = {k: tuple(v) for k, v in obs_spec.items()}  # plain, picklable
+        self.encoder = ObservationEncoder(self.obs_spec, config)
+        self.action_set = self.encoder.action_set
+        self.model = build_fullyconv(self.encoder.spec(), self.action_set, config)
+        self.input_keys = ("screen", "minimap", "player")
+        signature = {k: tf.TensorSpec((None, *s.shape), s.dtype.name)
+                     for k, s in self.encoder.spec().items() if k in self.input_keys}
+        self.forward = tf.function(lambda batch: self.model(batch, training=False),
+                                   input_signature=[signature])
+
+    def act(self, observations: Sequence | Mapping[str, np.ndarray], rng: np.random.Generator
+            ) -> tuple[dict[str, np.ndarray], np.ndarray, list]:
+        """Sample one action per env.
+
+        ``observations``: pysc2 observations (``TimeStep.observation``), or the batch
+        ``encoder.encode_batch`` made of them (pass that when you also store it).
+        Returns head indices (each [B] int32: "function" and every argument head), the
+        value estimates [B], and the pysc2 ``FunctionCall`` for each env.
+        """
+        batch = self._batch(observations)
+        outputs = self.forward(self._inputs(batch))
+        logits = outputs["function"].numpy()
+        available = batch["available"]
+        if not available.any(axis=1).all():
+            raise ValueError(f"No function of action set {self.action_set.name!r} is "
+                             f"available; include no_op in the set.")
+        logits = np.where(available, logits, -np.inf)
+        actions = {"function": _sample(logits, rng)}
+        for head in self.action_set.argument_heads:
+            actions[head] = _sample(outputs[head].numpy(), rng)
+        return actions, outputs["value"].numpy(), self.action_set.function_calls(actions)
+
+    def value(self, observations: Sequence | Mapping[str, np.ndarray]) -> np.ndarray:
+        """Value estimates [B] of a batch of observations."""
+        return self.forward(self._inputs(self._batch(observations)))["value"].numpy()
+
+    def get_weights(self) -> list[np.ndarray]:
+        return [np.array(w) for w in self.model.get_weights()]
+
+    def set_weights(self, weights: Sequence[np.ndarray]) -> None:
+        self.model.set_weights(list(weights))
+
+    def _batch(self, observations):
+        if isinstance(observations, Mapping):
+            return observations
+        return self.encoder.encode_batch(observations)
+
+    def _inputs(self, batch):
+        return {k: tf.convert_to_tensor(batch[k]) for k in self.input_keys}
+
+
+def _sample(logits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One index per row from softmax(logits), by the Gumbel-max trick."""
+    return np.argmax(logits + rng.gumbel(size=logits.shape), axis=1).astype(np.int32)
+
+
+# ---------------------------------------------------------------------------- returns
+
+def discounted_returns(rewards: np.ndarray, terminal: np.ndarray, values: np.ndarray,
+                       bootstrap_value: float, gamma: float, gae_lambda: float
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """GAE(lambda) advantages and value targets for one trajectory.
+
+    ``values`` [T] are V(s_t); ``bootstrap_value`` is V of the last observation. A
+    terminal step neither bootstraps nor lets later rewards in. With lambda = 1 the
+    targets are the n-step returns r_t + g r_t+1 + ... + g^k V(s_T).
+    """
+    advantages = np.zeros(len(rewards), np.float32)
+    next_value, next_advantage = bootstrap_value, 0.0
+    for t in reversed(range(len(rewards))):
+        not_done = 1.0 - float(terminal[t])
+        delta = rewards[t] + gamma * next_value * not_done - values[t]
+        next_advantage = delta + gamma * gae_lambda * not_done * next_advantage
+        advantages[t] = next_advantage
+        next_value = values[t]
+    return advantages + values, advantages
+
+
+# ------------------------------------------------------------------------------- loss
+
+def a2c_loss(outputs: Mapping[str, tf.Tensor], actions: Mapping[str, tf.Tensor],
+             available: tf.Tensor, uses: tf.Tensor, argument_heads: Sequence[str],
+             returns: tf.Tensor, advantages: tf.Tensor, config: A2CConfig
+             ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+    """The A2C loss over a batch of N steps; returns (loss, metrics).
+
+    log pi(a|s) is the function's log-probability (among the available functions) plus
+    those of the arguments that function takes (``uses`` [n_functions, n_args]); the
+    entropy bonus counts the same heads.
+    """
+    function_logits = tf.where(available, outputs["function"], MASKED_LOGIT)
+    function_log_probs = tf.nn.log_softmax(function_logits)
+    log_prob = _chosen(function_log_probs, actions["function"])
+    entropy = _entropy(function_log_probs)
+
+    used = tf.gather(tf.cast(uses, tf.float32), actions["function"])  # [N, n_args]
+    for i, head in enumerate(argument_heads):
+        head_log_probs = tf.nn.log_softmax(outputs[head])
+        log_prob += used[:, i] * _chosen(head_log_probs, actions[head])
+        entropy += used[:, i] * _entropy(head_log_probs)
+
+    if config.normalize_advantages:
+        mean, variance = tf.nn.moments(advantages, axes=[0])
+        advantages = (advantages - mean) / (tf.sqrt(variance) + 1e-8)
+    policy_loss = -tf.reduce_mean(log_prob * tf.stop_gradient(advantages))
+    value_loss = 0.5 * tf.reduce_mean(tf.square(returns - outputs["value"]))
+    entropy = tf.reduce_mean(entropy)
+    loss = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy
+    return loss, {"loss": loss, "policy_loss": policy_loss, "value_loss": value_loss,
+                  "entropy": entropy}
+
+
+def _chosen(log_probs, indices):
+    return tf.gather(log_probs, indices, batch_dims=1)
+
+
+def _entropy(log_probs):
+    return -tf.reduce_sum(tf.exp(log_probs) * log_probs, axis=-1)
+
+
+# ---------------------------------------------------------------------------- learner
+
+class Learner:
+    """Turns trajectories into gradients, and applies gradients with Adam.
+
+    The same class serves both roles: gradient workers call ``compute_gradients``; the
+    parameter store calls ``apply_gradients`` and checkpoints weights plus optimizer state.
+    """
+
+    def __init__(self, config: A2CConfig, obs_spec: Mapping[str, tuple]):
+        self.config = config
+        self.policy = Policy(config, obs_spec)
+        self.model = self.policy.model
+        self.optimizer = keras.optimizers.Adam(
+            config.learning_rate, epsilon=config.adam_epsilon,
+            global_clipnorm=config.max_grad_norm)
+        self.optimizer.build(self.model.trainable_variables)  # so state can be restored
+        self._uses = tf.constant(self.policy.action_set.uses)
+        spec = self.policy.encoder.spec()
+        obs_sig = {k: tf.TensorSpec((None, *s.shape), s.dtype.name) for k, s in spec.items()}
+        act_sig = {h: tf.TensorSpec((None,), tf.int32) for h in self.policy.action_set.heads}
+        step_sig = tf.TensorSpec((None,), tf.float32)
+        self._gradients = tf.function(self._gradients_graph,
+                                      input_signature=[obs_sig, act_sig, step_sig, step_sig])
+
+    def compute_gradients(self, trajectories: Sequence[Trajectory]
+                          ) -> tuple[list[np.ndarray], dict[str, float]]:
+        """Gradients of the mean A2C loss over every step of ``trajectories``.
+
+        Returns one array per trainable weight (``model.trainable_variables`` order) and
+        scalar metrics. Raises ValueError on malformed or non-finite inputs or gradients.
+        """
+        if not trajectories:
+            raise ValueError("compute_gradients needs at least one trajectory")
+        for trajectory in trajectories:
+            self._check(trajectory)
+        # V of every observation (the last ones bootstrap), then the returns, in numpy.
+        keys = self.policy.input_keys
+        everything = {k: np.concatenate([t.observations[k] for t in trajectories])
+                      for k in keys}
+        values = self.policy.forward(self.policy._inputs(everything))["value"].numpy()
+        returns, advantages, start = [], [], 0
+        for t in trajectories:
+            v = values[start:start + len(t) + 1]
+            start += len(t) + 1
+            terminal = np.asarray(t.terminal, bool).copy()
+            if t.truncated:  # cut short by a crash: not an episode end, so bootstrap
+                terminal[-1] = False
+            ret, adv = discounted_returns(np.asarray(t.rewards, np.float32), terminal, v[:-1],
+                                          v[-1], self.config.gamma, self.config.gae_lambda)
+            returns.append(ret)
+            advantages.append(adv)
+
+        steps = {k: np.concatenate([t.observations[k][:-1] for t in trajectories])
+                 for k in self.policy.encoder.spec()}
+        actions = {h: np.concatenate([np.asarray(t.actions[h], np.int32) for t in trajectories])
+                   for h in self.policy.action_set.heads}
+        grads, metrics = self._gradients(steps, actions, np.concatenate(returns),
+                                         np.concatenate(advantages))
+        grads = [g.numpy() for g in grads]
+        _check_finite(grads, self.model.trainable_variables, "computed")
+        metrics = {k: float(v) for k, v in metrics.items()}
+        metrics.update(steps=float(len(actions["function"])),
+                       mean_return=float(np.mean(np.concatenate(returns))),
+                       mean_value=float(np.mean(values)))
+        return grads, metrics
+
+    def _gradients_graph(self, observations, actions, returns, advantages):
+        with tf.GradientTape() as tape:
+            outputs = self.model({k: observations[k] for k in self.policy.input_keys},
+                                 training=True)
+            loss, metrics = a2c_loss(outputs, actions, observations["available"], self._uses,
+                                     self.policy.action_set.argument_heads, returns,
+                                     advantages, self.config)
+        variables = self.model.trainable_variables
+        grads = [tf.zeros_like(v) if g is None else tf.convert_to_tensor(g)  # dense arrays
+                 for g, v in zip(tape.gradient(loss, variables), variables)]
+        metrics["grad_norm"] = tf.linalg.global_norm(grads)
+        return grads, metrics
+
+    def apply_gradients(self, grads: Sequence[np.ndarray]) -> None:
+        """One Adam step (after global-norm clipping); refuses NaN/inf gradients."""
+        variables = self.model.trainable_variables
+        if len(grads) != len(variables):
+            raise ValueError(f"Got {len(grads)} gradient arrays for {len(variables)} "
+                             f"trainable weights; were they computed for another config?")
+        for g, v in zip(grads, variables):
+            if tuple(np.shape(g)) != tuple(v.shape):
+                raise ValueError(f"Gradient for {v.path} has shape {np.shape(g)}, "
+                                 f"expected {tuple(v.shape)}")
+        _check_finite(grads, variables, "received")
+        self.optimizer.apply_gradients(
+            [(tf.convert_to_tensor(g, v.dtype), v) for g, v in zip(grads, variables)])
+
+    def get_weights(self) -> list[np.ndarray]:
+        return self.policy.get_weights()
+
+    def set_weights(self, weights: Sequence[np.ndarray]) -> None:
+        self.policy.set_weights(weights)
+
+    def get_optimizer_state(self) -> list[np.ndarray]:
+        """Adam's step count, learning rate and moments, to checkpoint with the weights."""
+        return [np.array(v.numpy()) for v in self.optimizer.variables]
+
+    def set_optimizer_state(self, state: Sequence[np.ndarray]) -> None:
+        variables = self.optimizer.variables
+        if len(state) != len(variables):
+            raise ValueError(f"Optimizer state has {len(state)} arrays; this learner's "
+                             f"Adam has {len(variables)} (another config?)")
+        for value, variable in zip(state, variables):
+            variable.assign(np.asarray(value).reshape(variable.shape))
+
+    def _check(self, trajectory: Trajectory) -> None:
+        n = len(trajectory)
+        for key, spec in self.policy.encoder.spec().items():
+            got = trajectory.observations.get(key)
+            if got is None or got.shape != (n + 1, *spec.shape):
+                raise ValueError(
+                    f"Trajectory observations[{key!r}] has shape "
+                    f"{None if got is None else got.shape}, expected {(n + 1, *spec.shape)} "
+                    f"(T + 1 encoded observations; see sc2dask.agents.a2c)")
+        for head in self.policy.action_set.heads:
+            if head not in trajectory.actions or len(trajectory.actions[head]) != n:
+                raise ValueError(f"Trajectory actions[{head!r}] missing or not of length {n}")
+        if not np.all(np.isfinite(trajectory.rewards)):
+            raise ValueError("Trajectory rewards contain NaN or inf")
+
+
+def _check_finite(grads, variables, what: str) -> None:
+    bad = [v.path for g, v in zip(grads, variables) if not np.all(np.isfinite(g))]
+    if bad:
+        raise ValueError(f"Rejected {what} gradients: NaN or inf in {len(bad)} of "
+                         f"{len(grads)} arrays ({', '.join(bad[:3])}{', ...' if len(bad) > 3 else ''}). "
+                         f"Lower the learning rate or check the rewards and observations.")
+
+
+# ------------------------------------------------------------------------ trajectories
+
+def make_trajectory(observations: Sequence[Mapping[str, np.ndarray]],
+                    actions: Sequence[Mapping[str, int]], rewards: Sequence[float],
+                    terminal: Sequence[bool], version: int, truncated: bool = False,
+                    episode_scores: Sequence[float] = ()) -> Trajectory:
+    """A ``Trajectory`` from one env's per-step records.
+
+    ``observations``: T + 1 encoded observations (``encoder.encode``); ``actions``: T
+    dicts of head indices (one env's slice of ``Policy.act``'s actions).
+    """
+    if len(observations) != len(actions) + 1:
+        raise ValueError(f"A trajectory of {len(actions)} steps needs {len(actions) + 1} "
+                         f"observations, got {len(observations)}")
+    return Trajectory(
+        observations={k: np.stack([o[k] for o in observations]) for k in observations[0]},
+        actions={h: np.array([a[h] for a in actions], np.int32) for h in actions[0]},
+        rewards=np.asarray(rewards, np.float32), terminal=np.asarray(terminal, bool),
+        version=version, truncated=truncated, episode_scores=list(episode_scores))

@@ -1,0 +1,109 @@
+"""FullyConv (Vinyals et al. 2017, SC2LE): conv towers, spatial policies at full resolution.
+
+One change from the paper: its 256-unit dense layer reads the whole flattened state
+(~20 M weights at 32x32). Here strided convs first shrink the state to at most
+``config.dense_grid`` cells a side, so the model is a few MB at any resolution and
+its weights cross the network cheaply.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping
+
+import keras
+from keras import layers, ops
+
+from .spaces import SPATIAL_ARGS, ActionSet, InputSpec, LayerSpec
+
+
+def build_fullyconv(encoder_spec: Mapping[str, InputSpec], action_set: ActionSet,
+                    config) -> keras.Model:
+    """A model from encoded observations to logits for every head of ``action_set``.
+
+    Inputs: "screen", "minimap", "player" as ``ObservationEncoder`` makes them (with a
+    batch axis). Outputs: a dict of unmasked logits, "function" [B, n_functions] and one
+    [B, n] per argument head (spatial heads flattened row-major), and "value" [B].
+    """
+    seeds = itertools.count(config.seed * 1000)
+    init = lambda gain=1.0: keras.initializers.Orthogonal(gain, seed=next(seeds))  # noqa: E731
+    inputs = {k: keras.Input(encoder_spec[k].shape, dtype=encoder_spec[k].dtype.name, name=k)
+              for k in ("screen", "minimap", "player")}
+    player = inputs["player"]
+
+    towers = {}
+    for name in ("screen", "minimap"):
+        x = _feature_layers(inputs[name], encoder_spec[name].layers, name, seeds)
+        for i, (filters, kernel) in enumerate(zip(config.conv_filters, config.conv_kernels)):
+            x = layers.Conv2D(filters, kernel, padding="same", activation="relu",
+                              kernel_initializer=init(), name=f"{name}_conv{i}")(x)
+        towers[name] = x
+
+    # The state at each resolution: both towers (the other one resized) and the
+    # non-spatial features broadcast over every cell.
+    def state_at(resolution):
+        height, width = towers[resolution].shape[1:3]
+        parts = [towers[k] if towers[k].shape[1:3] == (height, width) else
+                 layers.Resizing(height, width, name=f"{k}_at_{resolution}")(towers[k])
+                 for k in ("screen", "minimap")]
+        return layers.Concatenate(name=f"{resolution}_state")(
+            [*parts, _broadcast(player, towers[resolution])])
+
+    state = {"screen": state_at("screen")}
+    if "minimap" in action_set.heads:
+        state["minimap"] = state_at("minimap")
+
+    # Non-spatial path: strided convs down to a small grid, then one dense layer.
+    x = state["screen"]
+    i = 0
+    while max(x.shape[1], x.shape[2]) > config.dense_grid:
+        x = layers.Conv2D(config.conv_filters[-1], 3, strides=2, padding="same",
+                          activation="relu", kernel_initializer=init(),
+                          name=f"shrink_conv{i}")(x)
+        i += 1
+    x = layers.Concatenate(name="dense_input")([layers.Flatten()(x), player])
+    hidden = layers.Dense(config.dense_units, activation="relu", kernel_initializer=init(),
+                          name="dense")(x)
+
+    outputs = {}
+    for head, size in action_set.heads.items():
+        if head in SPATIAL_ARGS:  # one logit per cell of the screen or minimap
+            logits = layers.Conv2D(1, 1, kernel_initializer=init(0.01),
+                                   name=f"{head}_logits")(state[SPATIAL_ARGS[head]])
+            outputs[head] = layers.Flatten(name=f"{head}_flat")(logits)
+        else:
+            outputs[head] = layers.Dense(size, kernel_initializer=init(0.01), name=f"{head}_logits")(hidden)
+    value = layers.Dense(1, kernel_initializer=init(), name="value_dense")(hidden)
+    outputs["value"] = layers.Reshape((), name="value")(value)
+    return keras.Model(inputs, outputs, name="fullyconv")
+
+
+def _feature_layers(x, specs: tuple[LayerSpec, ...], name: str, seeds):
+    """[B, C, H, W] raw layer values -> [B, H, W, channels] floats.
+
+    Categories with more than two values are embedded (the same as one-hot then a 1x1
+    conv, without materialising a 1962-channel one-hot for unit_type); binary ones and
+    scalars become floats, scalars log-scaled to [0, 1] as in the SC2LE paper.
+    """
+    x = ops.transpose(ops.cast(x, "int32"), (0, 2, 3, 1))
+    channels = []
+    for c, spec in enumerate(specs):
+        layer = x[..., c]
+        if spec.categorical and spec.scale > 2:
+            dim = max(1, math.ceil(math.log2(spec.scale)))
+            channels.append(layers.Embedding(
+                spec.scale, dim, embeddings_initializer=keras.initializers.RandomUniform(
+                    -0.05, 0.05, seed=next(seeds)), name=f"{name}_{spec.name}_embedding")(
+                ops.clip(layer, 0, spec.scale - 1)))
+        elif spec.categorical:
+            channels.append(ops.expand_dims(ops.cast(layer, "float32"), -1))
+        else:
+            scaled = ops.log1p(ops.cast(ops.maximum(layer, 0), "float32")) / math.log1p(spec.scale)
+            channels.append(ops.expand_dims(scaled, -1))
+    return layers.Concatenate(name=f"{name}_features")(channels)
+
+
+def _broadcast(vector, like):
+    """[B, n] repeated over every cell of ``like`` [B, H, W, c] -> [B, H, W, n]."""
+    return ops.tile(vector[:, None, None, :], (1, like.shape[1], like.shape[2], 1))

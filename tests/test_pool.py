@@ -1,0 +1,146 @@
+"""Env hosts on a real LocalCluster: placement by SC2 capacity, evaluation, and surviving crashes."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+import psutil
+import pytest
+from distributed import Client
+
+from sc2dask.cluster import local_cluster
+from sc2dask.env_host import EnvConfig
+from sc2dask.errors import ConfigError, NoCapacityError, UnknownMapError
+from sc2dask.evaluate import evaluate
+from sc2dask.pool import EnvPool
+
+pytestmark = pytest.mark.usefixtures("sc2path")
+
+SCRIPTED = "pysc2_evolved.agents.scripted_agent.MoveToBeacon"
+RANDOM = "pysc2_evolved.agents.random_agent.RandomAgent"
+SMALL = EnvConfig(screen=16, minimap=16)
+
+
+@pytest.fixture(scope="module")
+def client():
+    with local_cluster(n_workers=2, sc2_per_worker=2) as cluster, \
+            Client(cluster, direct_to_workers=True) as client:
+        yield client
+
+
+def test_hosts_fill_capacity_and_never_exceed_it(client):
+    with EnvPool(client, SMALL, n_envs=3) as pool:
+        per_worker = {}
+        for p in pool.placements:
+            per_worker[p.worker] = per_worker.get(p.worker, 0) + p.n_envs
+        stats = pool.stats()
+    assert sorted(per_worker.values()) == [1, 2]
+    assert sum(len(h["envs"]) for h in stats["hosts"]) == 3
+    with pytest.raises(NoCapacityError, match="4 SC2 slots"):
+        EnvPool(client, SMALL, n_envs=5)
+
+
+def test_envs_on_one_worker_run_their_games_at_the_same_time(client):
+    """Both games of a two-env host are alive together while it plays (threads, not a queue)."""
+    with EnvPool(client, SMALL, n_envs=2) as pool:
+        (placement,) = pool.placements
+        running = threading.Event()
+        seen = []
+
+        def watch():
+            while not running.is_set():
+                pids = [env["sc2_pid"] for env in pool.call(placement, "stats")["envs"]]
+                seen.append(sum(p is not None and psutil.pid_exists(p) for p in pids))
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        scores = pool.evaluate(RANDOM, 2)
+        running.set()
+        watcher.join()
+    assert len(scores) == 2
+    assert max(seen) == 2
+
+
+def test_scripted_agent_scores_near_25_on_move_to_beacon(client):
+    result = evaluate(SCRIPTED, "MoveToBeacon", episodes=6, client=client, config=SMALL)
+    assert result.episodes == 6
+    assert 20 <= result.mean <= 30, result.scores
+
+
+def test_random_agent_scores_far_lower(client):
+    result = evaluate(RANDOM, "MoveToBeacon", episodes=4, client=client, config=SMALL)
+    assert result.mean < 5, result.scores
+
+
+def test_a_killed_game_is_restarted_in_place_and_counted(client):
+    with EnvPool(client, SMALL, n_envs=1) as pool:
+        (placement,) = pool.placements
+        pool.evaluate(RANDOM, 1)  # starts the game
+        pid = pool.call(placement, "crash_game", 0)
+        assert pid is not None and _gone(pid)
+        scores = pool.evaluate(SCRIPTED, 2)
+        stats = pool.stats()
+    assert len(scores) == 2 and min(scores) > 10
+    assert stats["game_restarts"] == 1 and stats["host_restarts"] == 0
+
+
+def test_a_killed_worker_loses_its_host_which_is_recreated_and_counted(client):
+    with EnvPool(client, SMALL, n_envs=2) as pool:
+        (placement,) = pool.placements
+        victim = pool.call(placement, "stats")["pid"]
+        killer = threading.Timer(1.5, os.kill, (victim, signal.SIGKILL))
+        killer.start()  # mid-evaluation: the episodes in flight are lost and replayed
+        scores = pool.evaluate(SCRIPTED, 4)
+        killer.join()
+        stats = pool.stats()
+    assert len(scores) == 4 and min(scores) > 10
+    assert stats["host_restarts"] == 1
+    assert stats["hosts"][0]["pid"] != victim
+
+
+def test_user_errors_are_clear(client):
+    with pytest.raises(UnknownMapError, match="MoveToBeacon"):
+        evaluate(SCRIPTED, "NoSuchMap", episodes=1, client=client)
+    with pytest.raises(ConfigError, match="dotted path"):
+        evaluate("no.such.Agent", "MoveToBeacon", episodes=1, client=client)
+
+
+def test_zero_capacity_is_a_clear_error():
+    with local_cluster(n_workers=1, sc2_per_worker=0) as cluster, Client(cluster) as client:
+        with pytest.raises(NoCapacityError, match="--resources SC2="):
+            EnvPool(client, SMALL)
+
+
+def test_cli_evaluate_prints_one_json_object():
+    out = subprocess.run(
+        [sys.executable, "-m", "sc2dask.cli", "evaluate", "--map", "MoveToBeacon", "--agent",
+         SCRIPTED, "--episodes", "2", "--envs", "2", "--json"],
+        capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    summary = json.loads(out.stdout.strip().splitlines()[-1])
+    assert set(summary) == {"map", "episodes", "mean", "std", "min", "max"}
+    assert summary["episodes"] == 2 and summary["mean"] > 15
+
+
+def test_cli_unreachable_scheduler_is_a_clear_error():
+    out = subprocess.run(
+        [sys.executable, "-m", "sc2dask.cli", "evaluate", "--map", "MoveToBeacon", "--agent",
+         SCRIPTED, "--episodes", "1", "--scheduler", "tcp://127.0.0.1:9"],
+        capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2
+    assert "No Dask scheduler answers" in out.stderr and "Traceback" not in out.stderr
+
+
+def _gone(pid, wait=10.0):
+    """True once ``pid`` has exited (a zombie counts as gone), waiting at most ``wait`` s."""
+    try:
+        process = psutil.Process(pid)
+        process.wait(timeout=wait) if process.status() != psutil.STATUS_ZOMBIE else None
+    except psutil.NoSuchProcess:
+        pass
+    except psutil.TimeoutExpired:
+        return process.status() == psutil.STATUS_ZOMBIE
+    return True
