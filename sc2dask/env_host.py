@@ -15,11 +15,13 @@ import logging
 import os
 import threading
 
+import numpy as np
+
 log = logging.getLogger(__name__)
 
 
 
-def _game_failures() -> tuple[type[BaseException], ...]:
+def game_failures() -> tuple[type[BaseException], ...]:
     """What a crashed or vanished game looks like from pysc2's side."""
     from .pysc2 import protocol, remote_controller
     return (protocol.ConnectionError, protocol.ProtocolError, remote_controller.ConnectError,
@@ -70,6 +72,7 @@ class _Slot:
         self.episodes = 0
         self.restarts = 0
         self.score = 0.0
+        self.rng = np.random.default_rng(seed)  # the policy's sampling for this env
 
     def ensure(self):
         if self.env is None:
@@ -114,8 +117,8 @@ class EnvHost:
         self.n_envs = n_envs
         self._slots = [_Slot(config, seed * 1009 + i) for i in range(n_envs)]
         self._tf_threads = tf_threads
-        self._policy = None
-        self._policy_version = -1
+        self._learner = None  # built on first use: TensorFlow is heavy to import
+        self._version = -1
         self._policy_lock = threading.Lock()
 
     # --- evaluation of any pysc2 agent ---------------------------------------------------
@@ -144,42 +147,54 @@ class EnvHost:
                     score += timestep.reward
                 scores.append(float(score))
                 slot.episodes += 1
-            except _game_failures() as exc:  # the episode is lost; replay it on a new game
+            except game_failures() as exc:  # the episode is lost; replay it on a new game
                 slot.crashed(exc)
         return scores
 
     # --- rollouts with the learner's policy ----------------------------------------------
 
-    async def rollout(self, version: int, weights, n_steps: int, policy_config) -> list:
-        """n steps of every env with the policy at ``version`` -> one Trajectory per env.
+    async def rollout(self, version: int, weights, n_steps: int, agent_config) -> list:
+        """n steps of every env with the policy at ``version`` -> Trajectories (None: lost).
 
         ``weights`` may be None when this host already holds ``version``: weights
         travel only when they changed.
         """
-        policy = self._ensure_policy(version, weights, policy_config)
+        from .rollout import play_steps
+        policy = self._ensure_learner(version, weights, agent_config).policy
         return list(await asyncio.gather(*(
-            asyncio.to_thread(self._play_steps, slot, policy, version, n_steps)
+            asyncio.to_thread(play_steps, slot, policy, version, n_steps)
             for slot in self._slots)))
 
-    def _ensure_policy(self, version, weights, policy_config):
+    async def gradients(self, version: int, weights, n_steps: int, agent_config):
+        """A rollout, then the A2C gradients of it computed here: (grads, metrics, scores)."""
+        trajectories = [t for t in await self.rollout(version, weights, n_steps, agent_config)
+                        if t is not None]
+        if not trajectories:
+            return None, {}, []
+        grads, metrics = await asyncio.to_thread(self._learner.compute_gradients, trajectories)
+        metrics["truncated"] = sum(t.truncated for t in trajectories)
+        return grads, metrics, [s for t in trajectories for s in t.episode_scores]
+
+    def _ensure_learner(self, version, weights, agent_config):
         with self._policy_lock:
-            if self._policy is None:
-                from .agents.a2c import Policy, set_tf_threads
+            if self._learner is None:
+                from .agents.a2c import Learner, set_tf_threads
                 set_tf_threads(self._tf_threads)
                 spec = self._slots[0].ensure().observation_spec()[0]
-                self._policy = Policy(policy_config, spec)
-            if version != self._policy_version:
+                self._learner = Learner(agent_config, spec)
+            if version != self._version:
                 if weights is None:
-                    raise ValueError(f"host has weights v{self._policy_version}, needs v{version}")
-                self._policy.set_weights(weights)
-                self._policy_version = version
-            return self._policy
-
-    def _play_steps(self, slot: _Slot, policy, version: int, n_steps: int):
-        from .rollout import play_steps
-        return play_steps(slot, policy, version, n_steps)
+                    raise ValueError(f"this host holds weights v{self._version}, not v{version}")
+                self._learner.set_weights(weights)
+                self._version = version
+            return self._learner
 
     # --- bookkeeping -----------------------------------------------------------------------
+
+    def observation_spec(self) -> dict:
+        """pysc2's observation spec of these envs, as plain tuples (it builds the learner)."""
+        spec = self._slots[0].ensure().observation_spec()[0]
+        return {k: tuple(v) for k, v in spec.items()}
 
     def stats(self) -> dict:
         """Per-env counters for the client's supervisor and the dashboard."""

@@ -239,6 +239,10 @@ class Learner:
         step_sig = tf.TensorSpec((None,), tf.float32)
         self._gradients = tf.function(self._gradients_graph,
                                       input_signature=[obs_sig, act_sig, step_sig, step_sig])
+        variables = self.model.trainable_variables
+        self._apply = tf.function(
+            lambda grads: self.optimizer.apply_gradients(zip(grads, variables)),
+            input_signature=[[tf.TensorSpec(v.shape, v.dtype) for v in variables]])
 
     def compute_gradients(self, trajectories: Sequence[Trajectory]
                           ) -> tuple[list[np.ndarray], dict[str, float]]:
@@ -306,8 +310,7 @@ class Learner:
                 raise ValueError(f"Gradient for {v.path} has shape {np.shape(g)}, "
                                  f"expected {tuple(v.shape)}")
         _check_finite(grads, variables, "received")
-        self.optimizer.apply_gradients(
-            [(tf.convert_to_tensor(g, v.dtype), v) for g, v in zip(grads, variables)])
+        self._apply([tf.convert_to_tensor(g, v.dtype) for g, v in zip(grads, variables)])
 
     def get_weights(self) -> list[np.ndarray]:
         return self.policy.get_weights()

@@ -1,0 +1,91 @@
+"""Atomic checkpoints: weights, optimizer state, counters, config and RNG state.
+
+A checkpoint is written to a temporary folder and renamed into place, and ``LATEST``
+is replaced atomically after that, so a crash mid-write never leaves a half checkpoint
+where a reader would look, and never loses the previous one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from .errors import CheckpointError
+
+LATEST = "LATEST"
+KEEP = 3  # older checkpoints beyond these are deleted
+
+
+def save(directory, update: int, weights, optimizer_state, state: dict) -> Path:
+    """Write checkpoint ``update`` under ``directory``; returns its folder."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    final = directory / f"ckpt-{update:08d}"
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=directory))
+    try:
+        np.savez(tmp / "weights.npz", *weights)
+        np.savez(tmp / "optimizer.npz", *optimizer_state)
+        (tmp / "state.json").write_text(json.dumps(state, indent=1, default=_plain))
+        for f in tmp.iterdir():
+            with open(f, "rb") as handle:
+                os.fsync(handle.fileno())
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    _write_atomic(directory / LATEST, final.name)
+    for old in sorted(directory.glob("ckpt-*"))[:-KEEP]:
+        shutil.rmtree(old, ignore_errors=True)
+    return final
+
+
+def load(directory) -> tuple[list[np.ndarray], list[np.ndarray], dict]:
+    """(weights, optimizer state, state dict) of the latest checkpoint in ``directory``."""
+    directory = Path(directory)
+    try:
+        name = (directory / LATEST).read_text().strip()
+    except OSError:
+        raise CheckpointError(f"No checkpoint in {str(directory)!r} (no {LATEST} file); "
+                              "train with --checkpoint-dir first.") from None
+    folder = directory / name
+    try:
+        state = json.loads((folder / "state.json").read_text())
+        weights = _arrays(folder / "weights.npz")
+        optimizer = _arrays(folder / "optimizer.npz")
+    except (OSError, ValueError, KeyError, EOFError) as exc:
+        raise CheckpointError(f"Checkpoint {str(folder)!r} is incomplete or corrupt ({exc}); "
+                              "delete it and point LATEST at an older ckpt-* folder.") from None
+    return weights, optimizer, state
+
+
+def _arrays(path: Path) -> list[np.ndarray]:
+    with np.load(path, allow_pickle=False) as data:
+        return [data[f"arr_{i}"] for i in range(len(data.files))]
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _plain(value):
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot store {type(value).__name__} in a checkpoint")
+
+
+def checkpoint_agent_path(directory) -> str:
+    """The agent spec that ``sc2dask evaluate --checkpoint`` plays (validated here)."""
+    load(directory)
+    return f"sc2dask.checkpoint.CheckpointAgent:{Path(directory).resolve()}"
