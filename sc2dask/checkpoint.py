@@ -89,3 +89,26 @@ def checkpoint_agent_path(directory) -> str:
     """The agent spec that ``sc2dask evaluate --checkpoint`` plays (validated here)."""
     load(directory)
     return f"sc2dask.checkpoint.CheckpointAgent:{Path(directory).resolve()}"
+
+
+class CheckpointAgent:
+    """A pysc2 agent that plays a trained checkpoint (``sc2dask evaluate --checkpoint``)."""
+
+    def __init__(self, directory: str):
+        from .agents.a2c import A2CConfig, Policy
+        weights, _, state = load(directory)
+        config = A2CConfig(**{k: tuple(v) if isinstance(v, list) else v
+                              for k, v in state["agent_config"].items()})
+        self.policy = Policy(config, {k: tuple(v) for k, v in state["obs_spec"].items()})
+        self.policy.set_weights(weights)
+        self.rng = np.random.default_rng()
+
+    def setup(self, obs_spec, action_spec):
+        pass
+
+    def reset(self):
+        pass
+
+    def step(self, timestep):
+        _, _, calls = self.policy.act([timestep.observation], self.rng)
+        return calls[0]

@@ -79,6 +79,44 @@ def evaluate_agent(args: argparse.Namespace) -> int:
     return 0
 
 
+def train_agent(args: argparse.Namespace) -> int:
+    """Train on a Dask cluster, printing the dashboard address and the score as it improves."""
+    from .cluster import cluster_client
+    from .train import train
+    from .game import check_map
+    check_map(args.map)
+    with cluster_client(args.scheduler, args.envs) as client:
+        say = (lambda *a, **k: None) if args.json else print
+        say(f"Dask dashboard: {client.dashboard_link}", flush=True)
+        say(f"Training FullyConv A2C on {args.map} ({args.mode} updates, {args.envs or 'all'} "
+            f"envs) for {args.max_steps} agent steps ...", flush=True)
+        every = max(1, args.max_steps // 20)  # about twenty progress lines
+        marks = {"next": every}
+
+        def report(progress):
+            if progress.agent_steps >= marks["next"]:
+                marks["next"] += every
+                say(f"  {progress.agent_steps:>8} steps  {progress.updates:>6} updates  "
+                    f"mean score (last 100 episodes) {progress.mean_score_last_100:6.2f}  "
+                    f"{progress.episodes} episodes", flush=True)
+
+        handle = train(client=client, mode=args.mode, max_steps=args.max_steps, envs=args.envs,
+                       map=args.map, checkpoint_dir=args.checkpoint_dir, resume=args.resume,
+                       on_update=report)
+        try:
+            summary = handle.wait()
+        except KeyboardInterrupt:
+            handle.stop()
+            summary = handle.wait()
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(f"Done: {summary['agent_steps']} agent steps, {summary['updates']} updates in "
+              f"{summary['wall_s']:.0f} s; mean score over the last 100 episodes "
+              f"{summary['mean_score_last_100']:.2f}; restarts {summary['restarts']}")
+    return 0
+
+
 def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -109,6 +147,18 @@ def parser() -> argparse.ArgumentParser:
     play.add_argument("--map", default="MoveToBeacon")
     play.add_argument("--episodes", type=_positive_int, default=3)
     play.set_defaults(run=demo)
+    tr = commands.add_parser("train", help="train FullyConv A2C on a Dask cluster")
+    tr.add_argument("--map", required=True)
+    tr.add_argument("--envs", type=_positive_int, required=True)
+    tr.add_argument("--max-steps", type=_positive_int, required=True, help="agent steps in all")
+    tr.add_argument("--scheduler", metavar="ADDRESS", help="a running dask scheduler (default: "
+                                                           "a local cluster)")
+    tr.add_argument("--mode", choices=("sync", "async", "central"), default="central")
+    tr.add_argument("--checkpoint-dir", metavar="DIR")
+    tr.add_argument("--resume", action="store_true", help="continue from --checkpoint-dir")
+    tr.add_argument("--json", action="store_true", help="end with one JSON object")
+    tr.set_defaults(run=train_agent)
+
     ev = commands.add_parser("evaluate", help="score an agent over N episodes on a Dask cluster")
     ev.add_argument("--map", required=True)
     source = ev.add_mutually_exclusive_group(required=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import importlib
 import logging
 import os
@@ -52,14 +53,20 @@ class EnvConfig:
 
 
 def load_agent_class(path: str):
-    """``package.module.Class`` -> the class, with an error naming what is wrong."""
+    """``package.module.Class`` (or ``...Class:argument``) -> a callable making the agent.
+
+    The optional ``:argument`` is passed to the class (a checkpoint folder for
+    ``sc2dask.checkpoint.CheckpointAgent``). Errors name what is wrong.
+    """
     from .errors import ConfigError
+    path, _, argument = path.partition(":")
     module_name, _, class_name = path.rpartition(".")
     try:
-        return getattr(importlib.import_module(module_name), class_name)
+        agent_class = getattr(importlib.import_module(module_name), class_name)
     except (ImportError, AttributeError, ValueError) as exc:
         raise ConfigError(f"Cannot load agent {path!r} ({exc}); give a dotted path such as "
                           "pysc2_evolved.agents.scripted_agent.MoveToBeacon") from None
+    return functools.partial(agent_class, argument) if argument else agent_class
 
 
 class _Slot:

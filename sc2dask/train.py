@@ -74,6 +74,7 @@ class Progress:
     history: list = dataclasses.field(default_factory=list)
     bytes_moved: int = 0
     dropped_stale: int = 0
+    truncated: int = 0  # trajectories cut by a crashed game (bootstrapped, not ended)
 
     @property
     def mean_score_last_100(self) -> float:
@@ -109,8 +110,10 @@ class Training:
                 "agent_steps": p.agent_steps, "updates": p.updates, "episodes": p.episodes,
                 "wall_s": round(time.monotonic() - self._run.started, 2),
                 "mean_score_last_100": p.mean_score_last_100,
-                "restarts": self._run.restarts(), "rejected_gradients": self._run.store.rejected,
-                "dropped_stale_gradients": p.dropped_stale, "version": self._run.store.version}
+                "restarts": self._run.restarts(),
+                "rejected_gradients": self._run.store.rejected if self._run.store else 0,
+                "dropped_stale_gradients": p.dropped_stale, "truncated": p.truncated,
+                "version": self._run.store.version if self._run.store else 0}
 
 
 def train(client=None, scheduler: str | None = None, resume: bool = False,
@@ -240,6 +243,7 @@ class _Run:
             return
         grads, metrics = self.store.learner.compute_gradients(trajectories)
         self.progress.bytes_moved += sum(t.nbytes for t in trajectories)
+        metrics["truncated"] = sum(t.truncated for t in trajectories)
         self._record(self.store.apply(grads), metrics,
                      [s for t in trajectories for s in t.episode_scores], staleness=0)
 
@@ -267,11 +271,13 @@ class _Run:
         self.progress.bytes_moved += sum(g.nbytes for r in results for g in r[0])
         metrics = {key: float(np.mean([r[1][key] for r in results])) for key in results[0][1]}
         metrics["steps"] = float(sum(r[1]["steps"] for r in results))
+        metrics["truncated"] = sum(r[1].get("truncated", 0) for r in results)
         self._record(self.store.apply(grads), metrics, [s for r in results for s in r[2]], 0)
 
     def _record(self, applied, metrics, scores, staleness):
         p = self.progress
         p.agent_steps += int(metrics.get("steps", 0))
+        p.truncated += int(metrics.get("truncated", 0))
         p.episodes += len(scores)
         p.scores.extend(scores)
         if applied:

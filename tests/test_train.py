@@ -1,0 +1,99 @@
+"""Training on a real LocalCluster with the emulator: checkpoints, faults and clear errors."""
+
+import os
+import signal
+import threading
+
+import numpy as np
+import pytest
+from distributed import Client
+
+from sc2dask import checkpoint
+from sc2dask.cluster import local_cluster
+from sc2dask.errors import CheckpointError, ConfigError, UnknownMapError
+from sc2dask.train import train
+
+pytestmark = pytest.mark.usefixtures("sc2path")
+TINY = dict(action_set="move", screen=16, minimap=16)
+
+
+@pytest.fixture(scope="module")
+def client():
+    with local_cluster(n_workers=2, sc2_per_worker=1) as cluster, \
+            Client(cluster, direct_to_workers=True) as client:
+        yield client
+
+
+@pytest.mark.parametrize("mode", ["central", "sync", "async"])
+def test_every_mode_trains_and_counts_its_work(client, mode):
+    summary = train(client=client, mode=mode, envs=2, max_steps=256,
+                    agent_overrides=TINY).wait(timeout=600)
+    assert summary["agent_steps"] >= 256 and summary["updates"] > 0
+    assert summary["version"] == summary["updates"]
+    assert summary["rejected_gradients"] == 0 and summary["restarts"] == 0
+
+
+def test_checkpoint_then_resume_restores_weights_and_optimizer_exactly(client, tmp_path):
+    first = train(client=client, envs=2, max_steps=96, checkpoint_dir=str(tmp_path),
+                  checkpoint_every=1, agent_overrides=TINY)
+    summary = first.wait(timeout=600)
+    weights, optimizer, state = checkpoint.load(tmp_path)
+    assert state["updates"] == summary["updates"] and state["version"] == summary["version"]
+
+    resumed = train(client=client, envs=2, max_steps=0, checkpoint_dir=str(tmp_path),
+                    resume=True, agent_overrides=TINY)
+    again = resumed.wait(timeout=600)
+    learner = resumed._run.store.learner
+    for a, b in zip(weights, learner.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(optimizer, learner.get_optimizer_state()):
+        np.testing.assert_array_equal(a, b)
+    assert again["agent_steps"] == summary["agent_steps"]
+    assert again["version"] == summary["version"]
+
+
+def test_a_killed_game_is_restarted_and_training_goes_on(client):
+    handle = train(client=client, envs=2, max_steps=480, agent_overrides=TINY)
+    _when(lambda: handle.progress.updates >= 3)
+    pool = handle._run.pool
+    pool.call(pool.placements[0], "crash_game", 0)
+    summary = handle.wait(timeout=600)
+    assert summary["agent_steps"] >= 480
+    assert summary["restarts"] >= 1  # the cut trajectory itself: tests/test_rollout.py
+    assert summary["rejected_gradients"] == 0
+
+
+def test_a_killed_worker_mid_rollout_is_replaced_and_training_goes_on(client):
+    handle = train(client=client, envs=2, max_steps=480, agent_overrides=TINY)
+    _when(lambda: handle.progress.updates >= 3)
+    pool = handle._run.pool
+    victim = pool.call(pool.placements[0], "stats")["pid"]
+    os.kill(victim, signal.SIGKILL)
+    summary = handle.wait(timeout=600)
+    assert summary["agent_steps"] >= 480
+    assert pool.host_restarts >= 1 and summary["restarts"] >= 1
+
+
+def test_user_errors_are_clear(client, tmp_path):
+    with pytest.raises(ConfigError, match="Unknown sc2dask.train setting 'max-step'"):
+        train(client=client, max_step=10)
+    with pytest.raises(ConfigError, match="mode"):
+        train(client=client, mode="sideways")
+    with pytest.raises(UnknownMapError):
+        train(client=client, map="NoSuchMap")
+    (tmp_path / "LATEST").write_text("ckpt-00000001")
+    (tmp_path / "ckpt-00000001").mkdir()
+    (tmp_path / "ckpt-00000001" / "state.json").write_text("{not json")
+    with pytest.raises(CheckpointError, match="corrupt"):
+        train(client=client, checkpoint_dir=str(tmp_path), resume=True,
+              agent_overrides=TINY).wait(timeout=600)
+
+
+def _when(condition, timeout=300.0):
+    done = threading.Event()
+    deadline = threading.Timer(timeout, done.set)
+    deadline.start()
+    while not condition() and not done.is_set():
+        done.wait(0.05)
+    deadline.cancel()
+    assert condition(), "timed out waiting"
