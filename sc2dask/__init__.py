@@ -2,9 +2,27 @@
 
 Where no StarCraft II install exists, sc2dask plays the pysc2 mini-games on its own
 emulator (``sc2dask.emulator``), which speaks the real SC2 API to unmodified pysc2.
+
+The names below load on first use, so ``python -m sc2dask.emulator`` (the game
+process) never imports the training code, Dask or TensorFlow.
 """
 
-from .errors import GameNotFoundError, SC2DaskError, UnknownMapError
+import importlib
 
 __version__ = "0.1.0"
-__all__ = ["SC2DaskError", "UnknownMapError", "GameNotFoundError", "__version__"]
+
+_EXPORTS = {
+    "train": "sc2dask.train", "evaluate": "sc2dask.evaluate",
+    "local_cluster": "sc2dask.cluster", "EnvConfig": "sc2dask.env_host",
+    "SC2DaskError": "sc2dask.errors", "UnknownMapError": "sc2dask.errors",
+    "GameNotFoundError": "sc2dask.errors", "ConfigError": "sc2dask.errors",
+    "NoCapacityError": "sc2dask.errors", "SchedulerUnreachableError": "sc2dask.errors",
+    "CheckpointError": "sc2dask.errors",
+}
+__all__ = [*_EXPORTS, "__version__"]
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'sc2dask' has no attribute {name!r}")

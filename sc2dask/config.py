@@ -27,7 +27,7 @@ def settings(section: str, **overrides) -> dict:
     current = dask.config.get(f"sc2dask.{section}")
     for key in current:
         _check_key(section, key, known)
-    merged = dict(current)
+    merged = {key.replace("_", "-"): value for key, value in current.items()}
     for key, value in overrides.items():
         key = key.replace("_", "-")
         _check_key(section, key, known)
