@@ -94,7 +94,7 @@ def _feature_layers(x, specs: tuple[LayerSpec, ...], name: str, seeds):
             dim = max(1, math.ceil(math.log2(spec.scale)))
             channels.append(layers.Embedding(
                 spec.scale, dim, embeddings_initializer=keras.initializers.RandomUniform(
-                    -0.05, 0.05, seed=next(seeds)), name=f"{name}_{spec.name}_embedding")(
+                    -1.0, 1.0, seed=next(seeds)), name=f"{name}_{spec.name}_embedding")(
                 ops.clip(layer, 0, spec.scale - 1)))
         elif spec.categorical:
             channels.append(ops.expand_dims(ops.cast(layer, "float32"), -1))

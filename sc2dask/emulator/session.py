@@ -61,6 +61,14 @@ def _interface_problem(options) -> str | None:
     return None
 
 
+class Refused(Exception):
+    """A create/join/restart request the game declines with its own ``error`` enum."""
+
+    def __init__(self, code: int, details: str):
+        super().__init__(details)
+        self.code, self.details = code, details
+
+
 class RequestFailed(Exception):
     """A request that gets ``Response.error`` (the message) instead of a result."""
 
@@ -73,6 +81,7 @@ class Session:
         self.quit_requested = False
         self.world: World | None = None
         self._map_path = ""
+        self._scenario_class = None
         self._seed = 0
         self._episode = 0
         self._options = sc_pb.InterfaceOptions()
@@ -103,6 +112,9 @@ class Session:
                     f"'{kind}' called while in state {Status.Name(self.status)}; valid: "
                     + ", ".join(sorted(Status.Name(s) for s in allowed)))
             handler(getattr(request, kind), getattr(response, kind))
+        except Refused as exc:
+            reply = getattr(response, kind)
+            reply.error, reply.error_details = exc.code, exc.details
         except RequestFailed as exc:
             response = self._error_response(response, kind, str(exc))
         except Exception as exc:  # a bug of ours must not take the connection down
@@ -129,25 +141,20 @@ class Session:
 
     def _create_game(self, req, resp) -> None:
         if req.HasField("battlenet_map_name"):
-            resp.error = sc_pb.ResponseCreateGame.InvalidMapName
-            resp.error_details = ("Battle.net maps are not emulated; use a mini-game map "
-                                  "via local_map.map_path")
-            return
+            raise Refused(sc_pb.ResponseCreateGame.InvalidMapName,
+                          "Battle.net maps are not emulated; use a mini-game map "
+                          "via local_map.map_path")
         if not req.HasField("local_map"):
-            resp.error = sc_pb.ResponseCreateGame.MissingMap
-            resp.error_details = "create_game needs local_map.map_path"
-            return
+            raise Refused(sc_pb.ResponseCreateGame.MissingMap,
+                          "create_game needs local_map.map_path")
         try:
             self._scenario_class = type(scenario_for(req.local_map.map_path))
         except UnknownMapError as exc:
-            resp.error = sc_pb.ResponseCreateGame.InvalidMapPath
-            resp.error_details = str(exc)
-            return
+            raise Refused(sc_pb.ResponseCreateGame.InvalidMapPath, str(exc)) from None
         participants = [p for p in req.player_setup if p.type == sc_pb.Participant]
         if len(participants) != 1:
-            resp.error = sc_pb.ResponseCreateGame.InvalidPlayerSetup
-            resp.error_details = "the emulator plays the mini-games with exactly one Participant"
-            return
+            raise Refused(sc_pb.ResponseCreateGame.InvalidPlayerSetup,
+                          "the emulator plays the mini-games with exactly one Participant")
         self._map_path = req.local_map.map_path
         self._seed = req.random_seed if req.HasField("random_seed") else secrets.randbits(32)
         self._episode = 0
@@ -156,19 +163,15 @@ class Session:
 
     def _join_game(self, req, resp) -> None:
         if req.options.HasField("render"):
-            resp.error = sc_pb.ResponseJoinGame.FeatureUnsupported
-            resp.error_details = ("RGB rendering is not available in the sc2dask emulator: "
-                                  "use feature layers (rgb_screen=None) or the real game")
-            return
+            raise Refused(sc_pb.ResponseJoinGame.FeatureUnsupported,
+                          "RGB rendering is not available in the sc2dask emulator: "
+                          "use feature layers (rgb_screen=None) or the real game")
         if not req.HasField("options"):
-            resp.error = sc_pb.ResponseJoinGame.MissingOptions
-            resp.error_details = "join_game needs InterfaceOptions"
-            return
+            raise Refused(sc_pb.ResponseJoinGame.MissingOptions,
+                          "join_game needs InterfaceOptions")
         problem = _interface_problem(req.options)
         if problem:
-            resp.error = sc_pb.ResponseJoinGame.OtherError
-            resp.error_details = problem
-            return
+            raise Refused(sc_pb.ResponseJoinGame.OtherError, problem)
         self._options = sc_pb.InterfaceOptions()
         self._options.CopyFrom(req.options)
         self._race = req.race
