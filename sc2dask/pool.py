@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 
 # How a lost actor shows up on the client (dask-notes §3).
 ACTOR_LOST = (RuntimeError, OSError, TimeoutError, concurrent.futures.TimeoutError)
+MAX_TRIES = 5
 
 
 @dataclasses.dataclass
@@ -86,11 +87,17 @@ class EnvPool:
             time.sleep(0.5)  # a Nanny restarts a killed worker within about a second
 
     def call(self, placement: Placement, method: str, *args):
-        """``host.method(*args)``, redone on a new host if the old one is lost."""
-        while True:
+        """``host.method(*args)``, redone on a new host if the old one is lost.
+
+        A call that loses ``MAX_TRIES`` hosts in a row is not a lost worker but a
+        failing call, and its error is raised.
+        """
+        for attempt in range(MAX_TRIES):
             try:
                 return getattr(placement.host, method)(*args).result(timeout=self.call_timeout)
             except ACTOR_LOST as exc:
+                if attempt == MAX_TRIES - 1:
+                    raise
                 self._replace(placement, exc)
 
     def map(self, method: str, args_for):

@@ -281,7 +281,10 @@ class Learner:
         grads = [g.numpy() for g in grads]
         _check_finite(grads, self.model.trainable_variables, "computed")
         metrics = {k: float(v) for k, v in metrics.items()}
-        metrics.update(steps=float(len(actions["function"])),
+        scores = [s for t in trajectories for s in t.episode_scores]
+        if scores:
+            metrics["mean_episode_score"] = float(np.mean(scores))
+        metrics.update(steps=float(len(actions["function"])), episodes=float(len(scores)),
                        mean_return=float(np.mean(np.concatenate(returns))),
                        mean_value=float(np.mean(values)))
         return grads, metrics

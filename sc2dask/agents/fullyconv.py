@@ -15,6 +15,7 @@ from collections.abc import Mapping
 import keras
 from keras import layers, ops
 
+from ..errors import ConfigError
 from .spaces import SPATIAL_ARGS, ActionSet, InputSpec, LayerSpec
 
 
@@ -26,8 +27,13 @@ def build_fullyconv(encoder_spec: Mapping[str, InputSpec], action_set: ActionSet
     batch axis). Outputs: a dict of unmasked logits, "function" [B, n_functions] and one
     [B, n] per argument head (spatial heads flattened row-major), and "value" [B].
     """
-    seeds = itertools.count(config.seed * 1000)
-    init = lambda gain=1.0: keras.initializers.Orthogonal(gain, seed=next(seeds))  # noqa: E731
+    if config.dense_grid < 1:
+        raise ConfigError(f"dense_grid must be at least 1, got {config.dense_grid}")
+    seeds = itertools.count(config.seed * 1000)  # one seed per layer: same config, same weights
+
+    def init(gain=1.0):
+        return keras.initializers.Orthogonal(gain, seed=next(seeds))
+
     inputs = {k: keras.Input(encoder_spec[k].shape, dtype=encoder_spec[k].dtype.name, name=k)
               for k in ("screen", "minimap", "player")}
     player = inputs["player"]
@@ -55,13 +61,12 @@ def build_fullyconv(encoder_spec: Mapping[str, InputSpec], action_set: ActionSet
         state["minimap"] = state_at("minimap")
 
     # Non-spatial path: strided convs down to a small grid, then one dense layer.
-    x = state["screen"]
-    i = 0
-    while max(x.shape[1], x.shape[2]) > config.dense_grid:
+    x, shrinks = state["screen"], 0
+    while max(x.shape[1:3]) > config.dense_grid:
         x = layers.Conv2D(config.conv_filters[-1], 3, strides=2, padding="same",
                           activation="relu", kernel_initializer=init(),
-                          name=f"shrink_conv{i}")(x)
-        i += 1
+                          name=f"shrink_conv{shrinks}")(x)
+        shrinks += 1
     x = layers.Concatenate(name="dense_input")([layers.Flatten()(x), player])
     hidden = layers.Dense(config.dense_units, activation="relu", kernel_initializer=init(),
                           name="dense")(x)
@@ -73,7 +78,8 @@ def build_fullyconv(encoder_spec: Mapping[str, InputSpec], action_set: ActionSet
                                    name=f"{head}_logits")(state[SPATIAL_ARGS[head]])
             outputs[head] = layers.Flatten(name=f"{head}_flat")(logits)
         else:
-            outputs[head] = layers.Dense(size, kernel_initializer=init(0.01), name=f"{head}_logits")(hidden)
+            outputs[head] = layers.Dense(size, kernel_initializer=init(0.01),
+                                         name=f"{head}_logits")(hidden)
     value = layers.Dense(1, kernel_initializer=init(), name="value_dense")(hidden)
     outputs["value"] = layers.Reshape((), name="value")(value)
     return keras.Model(inputs, outputs, name="fullyconv")
