@@ -29,6 +29,10 @@ def game_failures() -> tuple[type[BaseException], ...]:
             ConnectionError, OSError, TimeoutError, EOFError)
 
 
+class StaleWeights(ValueError):
+    """Work came without weights, but the host does not hold that version (a new host)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class EnvConfig:
     """How to make one environment; it travels to workers, so it is plain data."""
@@ -191,7 +195,7 @@ class EnvHost:
                 self._learner = Learner(agent_config, spec)
             if version != self._version:
                 if weights is None:
-                    raise ValueError(f"this host holds weights v{self._version}, not v{version}")
+                    raise StaleWeights(f"this host holds weights v{self._version}, not v{version}")
                 self._learner.set_weights(weights)
                 self._version = version
             return self._learner

@@ -27,7 +27,7 @@ import numpy as np
 from . import checkpoint
 from .cluster import cluster_client
 from .config import settings
-from .env_host import EnvConfig
+from .env_host import EnvConfig, StaleWeights
 from .errors import ConfigError
 from .pool import EnvPool
 
@@ -189,15 +189,23 @@ class _Run:
             held = {}  # id(placement) -> the version its host holds
             threads = self.pool._threads  # noqa: SLF001 - the pool's own call threads
 
+            def work_on(p, version, send_weights):
+                """The host's work at ``version``; weights go only if it lacks them."""
+                args = (self.settings["rollout-steps"], self.agent_config)
+                if not send_weights:
+                    try:
+                        return self.pool.call(p, work, version, None, *args)
+                    except StaleWeights:  # a host recreated since: it has none
+                        pass
+                weights = self.store.weights()
+                self.progress.bytes_moved += sum(w.nbytes for w in weights)
+                return self.pool.call(p, work, version, weights, *args)
+
             def submit(p):
                 version = self.store.version
-                weights = None if held.get(id(p)) == version else self.store.weights()
-                if weights is not None:
-                    self.progress.bytes_moved += sum(w.nbytes for w in weights)
+                send = held.get(id(p)) != version
                 held[id(p)] = version
-                future = threads.submit(self.pool.call, p, work, version, weights,
-                                        self.settings["rollout-steps"], self.agent_config)
-                pending[future] = (p, version)
+                pending[threads.submit(work_on, p, version, send)] = (p, version)
 
             pending = {}
             for p in self.pool.placements:

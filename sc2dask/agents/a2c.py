@@ -55,6 +55,7 @@ class A2CConfig:
     # FullyConv network.
     conv_filters: tuple[int, ...] = (16, 32)
     conv_kernels: tuple[int, ...] = (5, 3)
+    one_hot_max: int = 32  # categorical layers with more categories are embedded
     dense_units: int = 256
     dense_grid: int = 8  # strided convs shrink the state to <= this many cells a side
     seed: int = 0  # weight initialisation

@@ -40,7 +40,8 @@ def build_fullyconv(encoder_spec: Mapping[str, InputSpec], action_set: ActionSet
 
     towers = {}
     for name in ("screen", "minimap"):
-        x = _feature_layers(inputs[name], encoder_spec[name].layers, name, seeds)
+        x = _feature_layers(inputs[name], encoder_spec[name].layers, name, seeds,
+                            config.one_hot_max)
         for i, (filters, kernel) in enumerate(zip(config.conv_filters, config.conv_kernels)):
             x = layers.Conv2D(filters, kernel, padding="same", activation="relu",
                               kernel_initializer=init(), name=f"{name}_conv{i}")(x)
@@ -85,27 +86,30 @@ def build_fullyconv(encoder_spec: Mapping[str, InputSpec], action_set: ActionSet
     return keras.Model(inputs, outputs, name="fullyconv")
 
 
-def _feature_layers(x, specs: tuple[LayerSpec, ...], name: str, seeds):
+def _feature_layers(x, specs: tuple[LayerSpec, ...], name: str, seeds, one_hot_max: int):
     """[B, C, H, W] raw layer values -> [B, H, W, channels] floats.
 
-    Categories with more than two values are embedded (the same as one-hot then a 1x1
-    conv, without materialising a 1962-channel one-hot for unit_type); binary ones and
-    scalars become floats, scalars log-scaled to [0, 1] as in the SC2LE paper.
+    Categorical layers are one-hot, as in the SC2LE paper, so every category starts out
+    distinct (e.g. the beacon from the marine in player_relative). Those with more than
+    ``one_hot_max`` categories (unit_type: 1962) get a learned embedding instead, the
+    same as one-hot then a 1x1 conv without the huge one-hot. Scalars are log-scaled
+    to [0, 1].
     """
     x = ops.transpose(ops.cast(x, "int32"), (0, 2, 3, 1))
     channels = []
     for c, spec in enumerate(specs):
-        layer = x[..., c]
-        if spec.categorical and spec.scale > 2:
-            dim = max(1, math.ceil(math.log2(spec.scale)))
+        layer = ops.clip(x[..., c], 0, spec.scale - 1)
+        if spec.categorical and spec.scale == 2:
+            channels.append(ops.expand_dims(ops.cast(layer, "float32"), -1))
+        elif spec.categorical and spec.scale <= one_hot_max:
+            channels.append(ops.one_hot(layer, spec.scale))
+        elif spec.categorical:
+            dim = math.ceil(math.log2(spec.scale))
             channels.append(layers.Embedding(
                 spec.scale, dim, embeddings_initializer=keras.initializers.RandomUniform(
-                    -1.0, 1.0, seed=next(seeds)), name=f"{name}_{spec.name}_embedding")(
-                ops.clip(layer, 0, spec.scale - 1)))
-        elif spec.categorical:
-            channels.append(ops.expand_dims(ops.cast(layer, "float32"), -1))
+                    -1.0, 1.0, seed=next(seeds)), name=f"{name}_{spec.name}_embedding")(layer))
         else:
-            scaled = ops.log1p(ops.cast(ops.maximum(layer, 0), "float32")) / math.log1p(spec.scale)
+            scaled = ops.log1p(ops.cast(layer, "float32")) / math.log1p(spec.scale)
             channels.append(ops.expand_dims(scaled, -1))
     return layers.Concatenate(name=f"{name}_features")(channels)
 

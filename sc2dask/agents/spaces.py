@@ -57,7 +57,7 @@ class ObservationEncoder:
     """Encodes pysc2 observations as the dict stored in ``Trajectory.observations``.
 
     Keys: "screen" [C,H,W] and "minimap" [C,h,w] (raw layer values as small ints: the
-    model embeds categories and scales scalars), "player" float32 [11] (log1p of the
+    model one-hots or embeds categories and scales scalars), "player" float32 [11] (log1p of the
     counts), "available" bool [n_functions] (which functions of the action set the game
     allows now).
     """
@@ -115,7 +115,7 @@ class ObservationEncoder:
         return {k: np.stack([e[k] for e in encoded]) for k in self._spec}
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class ActionSet:
     """The functions a policy chooses from, and its argument heads.
 
