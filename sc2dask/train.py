@@ -43,23 +43,30 @@ class ParameterStore:
         self.version = 0
         self.rejected = 0
         self._base_lr = float(learner.optimizer.learning_rate.numpy())
+        self._lock = threading.Lock()  # weights are read by sender threads
 
     def weights(self) -> list[np.ndarray]:
-        return self.learner.get_weights()
+        return self.snapshot()[1]
+
+    def snapshot(self) -> tuple[int, list[np.ndarray]]:
+        """(version, weights), consistent with each other."""
+        with self._lock:
+            return self.version, self.learner.get_weights()
 
     def apply(self, grads, lr_scale: float = 1.0) -> bool:
         """One optimizer step; NaN/inf gradients are rejected (logged), returning False."""
-        self.learner.optimizer.learning_rate.assign(self._base_lr * lr_scale)
-        try:
-            self.learner.apply_gradients(grads)
-        except ValueError as exc:
-            self.rejected += 1
-            log.warning("gradient rejected: %s", exc)
-            return False
-        finally:
-            self.learner.optimizer.learning_rate.assign(self._base_lr)
-        self.version += 1
-        return True
+        with self._lock:
+            self.learner.optimizer.learning_rate.assign(self._base_lr * lr_scale)
+            try:
+                self.learner.apply_gradients(grads)
+            except ValueError as exc:
+                self.rejected += 1
+                log.warning("gradient rejected: %s", exc)
+                return False
+            finally:
+                self.learner.optimizer.learning_rate.assign(self._base_lr)
+            self.version += 1
+            return True
 
 
 @dataclasses.dataclass
@@ -189,23 +196,23 @@ class _Run:
             held = {}  # id(placement) -> the version its host holds
             threads = self.pool._threads  # noqa: SLF001 - the pool's own call threads
 
-            def work_on(p, version, send_weights):
-                """The host's work at ``version``; weights go only if it lacks them."""
+            def work_on(p, version, weights):
+                """(result, version) of the host's work; ``weights`` None: it holds them."""
                 args = (self.settings["rollout-steps"], self.agent_config)
-                if not send_weights:
+                if weights is None:
                     try:
-                        return self.pool.call(p, work, version, None, *args)
-                    except StaleWeights:  # a host recreated since: it has none
-                        pass
-                weights = self.store.weights()
+                        return self.pool.call(p, work, version, None, *args), version
+                    except StaleWeights:  # a host recreated since has none: send them
+                        version, weights = self.store.snapshot()
                 self.progress.bytes_moved += sum(w.nbytes for w in weights)
-                return self.pool.call(p, work, version, weights, *args)
+                return self.pool.call(p, work, version, weights, *args), version
 
             def submit(p):
-                version = self.store.version
-                send = held.get(id(p)) != version
+                version, weights = self.store.snapshot()
+                if held.get(id(p)) == version:
+                    weights = None
                 held[id(p)] = version
-                pending[threads.submit(work_on, p, version, send)] = (p, version)
+                pending[threads.submit(work_on, p, version, weights)] = p
 
             pending = {}
             for p in self.pool.placements:
@@ -216,8 +223,8 @@ class _Run:
                 finished, _ = concurrent.futures.wait(
                     pending, return_when=concurrent.futures.FIRST_COMPLETED)
                 for future in finished:
-                    placement, version = pending.pop(future)
-                    result = future.result()
+                    placement = pending.pop(future)
+                    result, version = future.result()
                     if mode == "central":
                         self._central_update(result)
                     elif mode == "async":
@@ -228,7 +235,7 @@ class _Run:
                             continue  # this host waits for the broadcast
                         self._sync_update(sync_batch)
                         sync_batch = []
-                        busy = {id(p) for p, _ in pending.values()}
+                        busy = {id(p) for p in pending.values()}
                         for p in self.pool.placements:
                             if id(p) not in busy and not self._done():
                                 submit(p)
