@@ -114,7 +114,6 @@ class Unit:
     target: int | None = None  # tag being auto-attacked when idle
     leash: tuple[float, float] | None = None  # where an idle chase started
     holding: bool = False
-    paused: bool = False
 
     def __post_init__(self):
         if self.health < 0:

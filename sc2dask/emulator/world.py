@@ -130,7 +130,7 @@ class World:
     def _tick(self) -> None:
         if self._end_at is None:  # after the last death the scripts pause all units
             for unit in list(self.units.values()):
-                if unit.tag in self.units and not unit.paused:
+                if unit.alive:  # a unit killed earlier in this loop fires no last shot
                     self._act(unit)
             self._resolve_collisions()
             for unit in [u for u in self.units.values() if not u.alive]:
