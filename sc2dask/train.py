@@ -297,12 +297,12 @@ class _Run:
         p.scores.extend(scores)
         if applied:
             p.updates += 1
-        p.history.append({"update": p.updates, "agent_steps": p.agent_steps,
+        p.history.append({**metrics,  # the learner's; the run's own counters win below
+                          "update": p.updates, "agent_steps": p.agent_steps,
                           "version": self.store.version, "staleness": staleness,
                           "mean_score_last_100": p.mean_score_last_100,
                           "episodes": p.episodes, "bytes_moved": p.bytes_moved,
-                          "wall_s": time.monotonic() - self.started,
-                          **{k: v for k, v in metrics.items() if k != "steps"}})
+                          "wall_s": time.monotonic() - self.started})
         every = self.settings["checkpoint-every"]
         if applied and every and p.updates % every == 0:
             self._checkpoint()
