@@ -130,7 +130,7 @@ class EnvHost:
         self._tf_threads = tf_threads
         self._learner = None  # built on first use: TensorFlow is heavy to import
         self._version = -1
-        self._policy_lock = threading.Lock()
+        self._learner_lock = threading.Lock()
 
     # --- evaluation of any pysc2 agent ---------------------------------------------------
 
@@ -171,7 +171,9 @@ class EnvHost:
         travel only when they changed.
         """
         from .rollout import play_steps
-        policy = self._ensure_learner(version, weights, agent_config).policy
+        # Building the learner starts a game and imports TensorFlow: never on the event loop.
+        learner = await asyncio.to_thread(self._ensure_learner, version, weights, agent_config)
+        policy = learner.policy
         return list(await asyncio.gather(*(
             asyncio.to_thread(play_steps, slot, policy, version, n_steps)
             for slot in self._slots)))
@@ -187,7 +189,7 @@ class EnvHost:
         return grads, metrics, [s for t in trajectories for s in t.episode_scores]
 
     def _ensure_learner(self, version, weights, agent_config):
-        with self._policy_lock:
+        with self._learner_lock:
             if self._learner is None:
                 from .agents.a2c import Learner, set_tf_threads
                 set_tf_threads(self._tf_threads)
