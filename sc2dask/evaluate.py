@@ -7,6 +7,7 @@ import statistics
 
 from .cluster import cluster_client
 from .env_host import EnvConfig, load_agent_class
+from .game import check_map
 from .pool import EnvPool
 
 
@@ -34,7 +35,7 @@ def evaluate(agent: str, map_name: str = "MoveToBeacon", episodes: int = 10,
     """
     load_agent_class(agent)  # fail here, with a clear message, not on a worker
     config = config or EnvConfig(map_name=map_name)
-    _check_map(config.map_name)
+    check_map(config.map_name)  # unknown maps fail here, before any worker starts a game
     if client is None:
         with cluster_client(scheduler, envs) as own:
             return evaluate(agent, map_name, episodes, envs, own, config=config)
@@ -44,8 +45,3 @@ def evaluate(agent: str, map_name: str = "MoveToBeacon", episodes: int = 10,
         map=config.map_name, episodes=len(scores), mean=statistics.fmean(scores),
         std=statistics.pstdev(scores), min=min(scores), max=max(scores), scores=scores)
 
-
-def _check_map(map_name: str) -> None:
-    """Unknown maps fail on the client, before any worker starts a game."""
-    from .game import check_map
-    check_map(map_name)

@@ -163,6 +163,7 @@ class _Run:
         self.pool = None
         self.store = None
         self._summaries = None
+        self._game_restarts = 0  # summed from the hosts when the run ends
 
     def restarts(self) -> int:
         return 0 if self.pool is None else self.pool.host_restarts + self._game_restarts
@@ -182,7 +183,6 @@ class _Run:
             log.exception("training failed")
 
     def _train(self):
-        self._game_restarts = 0
         saved = checkpoint.load(self.settings["checkpoint-dir"]) if self.resume else None
         seed = self.settings["seed"] + (saved[2]["updates"] if saved else 0)  # fresh streams
         with EnvPool(self.client, self.env_config, n_envs=self.settings["envs"], seed=seed,
