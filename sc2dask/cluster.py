@@ -12,7 +12,7 @@ import os
 
 import psutil
 
-from .errors import NoCapacityError, SchedulerUnreachableError
+from .errors import GameNotFoundError, NoCapacityError, SchedulerUnreachableError
 
 SC2_RESOURCE = "SC2"
 # One emulated game plus its pysc2 client needs about half a core and ~0.4 GB.
@@ -57,6 +57,7 @@ def sc2_capacity(client) -> dict[str, int]:
 
 
 def require_capacity(client, wanted: int | None = None) -> dict[str, int]:
+    check_workers(client)
     capacity = {addr: n for addr, n in sc2_capacity(client).items() if n > 0}
     if not capacity:
         raise NoCapacityError(
@@ -67,6 +68,19 @@ def require_capacity(client, wanted: int | None = None) -> dict[str, int]:
             f"{wanted} environments wanted but the cluster has {sum(capacity.values())} SC2 "
             f"slots ({capacity}); ask for fewer or add workers with --resources SC2=N.")
     return capacity
+
+
+def check_workers(client) -> None:
+    """Raise GameNotFoundError naming each worker whose ``sc2dask.worker`` preload found no
+    usable StarCraft II (workers started without the preload are not checked)."""
+    from .worker import REPORT_KEY
+    workers = client.scheduler_info(n_workers=-1)["workers"]
+    broken = {addr: info[REPORT_KEY] for addr, info in workers.items()
+              if not info.get(REPORT_KEY, {"ok": True})["ok"]}
+    if broken:
+        raise GameNotFoundError("StarCraft II cannot start on " + "; ".join(
+            f"worker {addr} (host {report['host']}): {report['error']}"
+            for addr, report in sorted(broken.items())))
 
 
 @contextlib.contextmanager

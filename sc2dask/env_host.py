@@ -18,6 +18,8 @@ import threading
 
 import numpy as np
 
+from .telemetry import HostReporter
+
 log = logging.getLogger(__name__)
 
 
@@ -123,7 +125,8 @@ class EnvHost:
 
     n_envs: int = 0
 
-    def __init__(self, config: EnvConfig, n_envs: int, seed: int = 0, tf_threads: int = 1):
+    def __init__(self, config: EnvConfig, n_envs: int, seed: int = 0,
+                 tf_threads: int | None = None):  # None: the worker's (sc2dask.worker)
         self.config = config
         self.n_envs = n_envs
         self._slots = [_Slot(config, seed * 1009 + i) for i in range(n_envs)]
@@ -131,6 +134,7 @@ class EnvHost:
         self._learner = None  # built on first use: TensorFlow is heavy to import
         self._version = -1
         self._learner_lock = threading.Lock()
+        self._reporter = HostReporter(n_envs)  # per-env stats for the training page
 
     # --- evaluation of any pysc2 agent ---------------------------------------------------
 
@@ -174,9 +178,11 @@ class EnvHost:
         # Building the learner starts a game and imports TensorFlow: never on the event loop.
         learner = await asyncio.to_thread(self._ensure_learner, version, weights, agent_config)
         policy = learner.policy
-        return list(await asyncio.gather(*(
+        trajectories = list(await asyncio.gather(*(
             asyncio.to_thread(play_steps, slot, policy, version, n_steps)
             for slot in self._slots)))
+        self._reporter.after_rollout(self, trajectories)
+        return trajectories
 
     async def gradients(self, version: int, weights, n_steps: int, agent_config):
         """A rollout, then the A2C gradients of it computed here: (grads, metrics, scores)."""
@@ -192,7 +198,8 @@ class EnvHost:
         with self._learner_lock:
             if self._learner is None:
                 from .agents.a2c import Learner, set_tf_threads
-                set_tf_threads(self._tf_threads)
+                from .worker import worker_tf_threads
+                set_tf_threads(self._tf_threads or worker_tf_threads())
                 spec = self._slots[0].ensure().observation_spec()[0]
                 self._learner = Learner(agent_config, spec)
             if version != self._version:
@@ -223,6 +230,7 @@ class EnvHost:
         return pid
 
     def close(self) -> None:
+        self._reporter.closed()
         for slot in self._slots:
             if slot.env is not None:
                 try:

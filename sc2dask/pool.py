@@ -35,7 +35,7 @@ class EnvPool:
     """Env hosts on the cluster behind ``client``; ``n_envs`` defaults to all capacity."""
 
     def __init__(self, client, config: EnvConfig, n_envs: int | None = None, seed: int = 0,
-                 call_timeout: float = 600.0, tf_threads: int = 1):
+                 call_timeout: float = 600.0, tf_threads: int | None = None):
         self.client, self.config = client, config
         self.call_timeout = call_timeout
         self.tf_threads = tf_threads

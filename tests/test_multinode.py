@@ -1,0 +1,149 @@
+"""The cluster guide's commands, for real: `dask scheduler`, `dask worker --preload sc2dask.worker`
+and `sc2dask train --scheduler`, each its own process (group), as on separate nodes."""
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from distributed import Client
+
+BIN = Path(sys.executable).parent
+TINY_AGENT = {"DASK_SC2DASK__AGENT__SCREEN": "16", "DASK_SC2DASK__AGENT__MINIMAP": "16",
+              "DASK_SC2DASK__AGENT__ACTION_SET": "move"}
+
+
+class Processes:
+    """Command-line processes, each in its own process group, all killed on close."""
+
+    def __init__(self, logs: Path):
+        self.logs, self.started = logs, []
+
+    def start(self, name: str, *args: str, env: dict | None = None) -> subprocess.Popen:
+        """``env`` adds to this process's environment; a None value removes the variable."""
+        environ = {**os.environ, **(env or {})}
+        log = open(self.logs / f"{name}.log", "wb")
+        process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                   env={k: v for k, v in environ.items() if v is not None})
+        self.started.append((name, process, log))
+        return process
+
+    def log(self, name: str) -> str:
+        return (self.logs / f"{name}.log").read_text(errors="replace")
+
+    def scheduler(self) -> str:
+        """Start `dask scheduler` on a random port; its address."""
+        info = self.logs / "scheduler.json"
+        self.start("scheduler", str(BIN / "dask"), "scheduler", "--host", "127.0.0.1",
+                   "--port", "0", "--dashboard-address", ":0", "--scheduler-file", str(info))
+        return _wait_for(lambda: _read_json(info), 60)["address"]
+
+    def close(self):
+        for _, process, _ in self.started:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+        for _, process, log in self.started:
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+            log.close()
+
+
+@pytest.fixture
+def processes(tmp_path):
+    procs = Processes(tmp_path)
+    yield procs
+    procs.close()
+
+
+def worker_command(address: str) -> list[str]:
+    return [str(BIN / "dask"), "worker", address, "--nworkers", "1", "--nthreads", "1",
+            "--resources", "SC2=1", "--preload", "sc2dask.worker"]
+
+
+def test_train_on_a_command_line_cluster_uses_both_workers(processes, tmp_path):
+    address = processes.scheduler()
+    emulator = {"SC2DASK_EMULATOR_DIR": str(tmp_path / "emulator"), "SC2PATH": None}
+    workers = [processes.start(f"worker{i}", *worker_command(address), env=emulator)
+               for i in range(2)]
+    with Client(address, timeout=30) as client:
+        client.wait_for_workers(2, timeout=120)
+        reports = [info["sc2dask"] for info in client.scheduler_info(n_workers=-1)["workers"].values()]
+    assert all(r["ok"] and r["tf_threads"] == 1 for r in reports), reports
+
+    train = processes.start(
+        "train", str(BIN / "sc2dask"), "train", "--map", "MoveToBeacon", "--envs", "2",
+        "--max-steps", "64", "--scheduler", address, "--json", env=TINY_AGENT)
+    played = set()  # worker processes that ran a game while training
+    while train.poll() is None:
+        for worker in workers:
+            if any("sc2dask.emulator" in " ".join(_cmdline(c))
+                   for c in psutil.Process(worker.pid).children(recursive=True)):
+                played.add(worker.pid)
+        time.sleep(0.2)
+    assert train.returncode == 0, processes.log("train")[-3000:]
+    summary = json.loads(processes.log("train").strip().splitlines()[-1])
+    assert summary["agent_steps"] >= 64 and summary["updates"] > 0, summary
+    assert played == {w.pid for w in workers}
+    assert "TensorFlow threads 1" in processes.log("worker0")
+
+
+def test_a_worker_without_a_usable_game_is_named_with_the_fix(processes, tmp_path):
+    """A worker configured by YAML (the `dask ssh` recipe) whose SC2PATH is an empty folder."""
+    config = tmp_path / "dask-config"
+    config.mkdir()
+    (config / "sc2dask-worker.yaml").write_text(
+        "distributed:\n  worker:\n    resources: {SC2: 1}\n    preload: [sc2dask.worker]\n")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    address = processes.scheduler()
+    processes.start("worker", str(BIN / "dask"), "worker", address, "--nthreads", "1",
+                    env={"DASK_CONFIG": str(config), "SC2PATH": str(empty)})
+    with Client(address, timeout=30) as client:
+        client.wait_for_workers(1, timeout=120)
+        (worker,) = client.scheduler_info(n_workers=-1)["workers"]
+        event = _wait_for(lambda: client.get_events("sc2dask-worker"), 60)[0][1]
+    assert event["worker"] == worker and not event["ok"] and str(empty) in event["error"]
+    assert "cannot start StarCraft II" in processes.log("worker")
+
+    train = subprocess.run(
+        [str(BIN / "sc2dask"), "train", "--map", "MoveToBeacon", "--envs", "1", "--max-steps",
+         "16", "--scheduler", address], capture_output=True, text=True, timeout=300,
+        env={**os.environ, **TINY_AGENT})
+    assert train.returncode == 2, train.stderr[-3000:]
+    error = train.stderr.strip().splitlines()[-1]
+    assert error.startswith("error: StarCraft II cannot start on worker " + worker)
+    assert f"SC2PATH={empty} holds no game binary" in error and "Unset SC2PATH" in error
+
+
+def _wait_for(condition, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise TimeoutError("timed out waiting")
+
+
+def _cmdline(process):
+    try:
+        return process.cmdline()
+    except psutil.Error:
+        return []
+
+
+def _read_json(path: Path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):  # not written yet, or half written
+        return None
