@@ -9,8 +9,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np
 import pytest
 
-from sc2dask.agents.a2c import (A2CConfig, Learner, Policy, discounted_returns,
-                                make_trajectory, set_tf_threads)
+from sc2dask.agents.a2c import (A2CConfig, Learner, Policy, advantage_operator,
+                                discounted_returns, make_trajectory, set_tf_threads)
 from sc2dask.agents.fullyconv import build_fullyconv
 from sc2dask.agents.spaces import (ACTION_SETS, ActionSet, ObservationEncoder,
                                    agent_interface_format)
@@ -110,7 +110,10 @@ def test_encoder_refuses_an_env_of_another_size():
 
 def test_action_sets():
     move = ActionSet.create("move", (16, 16), (16, 16))
-    assert move.heads == {"function": 3, "screen": 256, "queued": 2, "select_add": 2}
+    assert move.heads == {"function": 3, "screen": 256}  # queued, select_add fixed at 0
+    move_now = move.function_call({"function": 2, "screen": 3 * 16 + 5})
+    assert move_now.function == actions.FUNCTIONS.Move_screen.id
+    assert [list(a) for a in move_now.arguments] == [[0], [5, 3]]
     minigames = ActionSet.create("minigames", (32, 24), (16, 16))
     assert 15 <= len(minigames.function_ids) <= 30
     assert minigames.heads["screen"] == minigames.heads["screen2"] == 32 * 24
@@ -249,6 +252,26 @@ def test_discounted_returns():
     # lambda = 0: one-step TD targets.
     returns, _ = discounted_returns(rewards, np.zeros(3, bool), values, 10.0, 0.5, 0.0)
     np.testing.assert_allclose(returns, [1.25, 0.25, 7])
+
+
+@pytest.mark.parametrize("gae_lambda", [1.0, 0.95, 0.0])
+def test_advantage_operator_matches_the_recursion(gae_lambda):
+    """The matrix form the learner uses in its graph equals the step-by-step recursion."""
+    rng = np.random.default_rng(4)
+    lengths, gamma = [5, 1, 7], 0.9
+    expected, deltas, not_done = [], [], []
+    for length in lengths:
+        rewards = rng.normal(size=length).astype(np.float32)
+        values = rng.normal(size=length + 1).astype(np.float32)
+        terminal = rng.random(length) < 0.3
+        _, adv = discounted_returns(rewards, terminal, values[:-1], values[-1], gamma,
+                                    gae_lambda)
+        expected.append(adv)
+        deltas.append(rewards + gamma * ~terminal * values[1:] - values[:-1])
+        not_done.append(~terminal)
+    operator = advantage_operator(lengths, np.concatenate(not_done), gamma * gae_lambda)
+    np.testing.assert_allclose(operator @ np.concatenate(deltas), np.concatenate(expected),
+                               rtol=1e-5, atol=1e-5)
 
 
 def test_gradients_are_finite_and_move_the_weights(learner, beacon_env):

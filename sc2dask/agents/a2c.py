@@ -1,7 +1,8 @@
 """Synchronous advantage actor-critic (A2C) with the FullyConv network, in one file.
 
 Read top to bottom: the hyperparameters (``A2CConfig``), the policy that env hosts run
-(``Policy.act``), the returns (``discounted_returns``), the loss (``a2c_loss``) and the
+(``Policy.act``), the returns (``discounted_returns``, and ``advantage_operator``, the
+same as a matrix for the graph), the loss (``a2c_loss``) and the
 learner that turns ``Trajectory`` records into gradients and applies them (``Learner``).
 Weights, gradients and optimizer state leave this module as lists of numpy arrays:
 Keras 3 models do not pickle through distributed, so each process rebuilds the model
@@ -174,6 +175,29 @@ def discounted_returns(rewards: np.ndarray, terminal: np.ndarray, values: np.nda
     return advantages + values, advantages
 
 
+def advantage_operator(lengths: Sequence[int], not_done: np.ndarray, gamma_lambda: float
+                       ) -> np.ndarray:
+    """The [N, N] matrix that turns TD errors into GAE advantages: A = M @ delta.
+
+    M[t, k] = (gamma lambda)^(k - t) while no episode ends in between, within one
+    trajectory (``lengths`` steps each, concatenated), else 0. As a matrix the advantages
+    are computed in the same graph as the forward pass, so values need no pass of their own.
+    """
+    n = int(sum(lengths))
+    operator = np.zeros((n, n), np.float32)
+    start = 0
+    for length in lengths:
+        for t in range(start, start + length):
+            coef = 1.0
+            for k in range(t, start + length):
+                operator[t, k] = coef
+                coef *= gamma_lambda * not_done[k]
+                if coef == 0.0:
+                    break
+        start += length
+    return operator
+
+
 # ------------------------------------------------------------------------------- loss
 
 def a2c_loss(outputs: Mapping[str, tf.Tensor], actions: Mapping[str, tf.Tensor],
@@ -238,8 +262,9 @@ class Learner:
         obs_sig = {k: tf.TensorSpec((None, *s.shape), s.dtype.name) for k, s in spec.items()}
         act_sig = {h: tf.TensorSpec((None,), tf.int32) for h in self.policy.action_set.heads}
         step_sig = tf.TensorSpec((None,), tf.float32)
-        self._gradients = tf.function(self._gradients_graph,
-                                      input_signature=[obs_sig, act_sig, step_sig, step_sig])
+        self._gradients = tf.function(self._gradients_graph, input_signature=[
+            obs_sig, act_sig, step_sig, step_sig, tf.TensorSpec((None,), tf.int32),
+            tf.TensorSpec((None, None), tf.float32)])
         variables = self.model.trainable_variables
         self._apply = tf.function(
             lambda grads: self.optimizer.apply_gradients(zip(grads, variables)),
@@ -251,56 +276,59 @@ class Learner:
 
         Returns one array per trainable weight (``model.trainable_variables`` order) and
         scalar metrics. Raises ValueError on malformed or non-finite inputs or gradients.
+        One forward pass serves both the values (returns, bootstrap) and the gradients.
         """
         if not trajectories:
             raise ValueError("compute_gradients needs at least one trajectory")
         for trajectory in trajectories:
             self._check(trajectory)
-        # V of every observation (the last ones bootstrap), then the returns, in numpy.
-        keys = self.policy.input_keys
-        everything = {k: np.concatenate([t.observations[k] for t in trajectories])
-                      for k in keys}
-        values = self.policy.forward(self.policy._inputs(everything))["value"].numpy()
-        returns, advantages, start = [], [], 0
+        rows = {k: np.concatenate([t.observations[k] for t in trajectories])
+                for k in self.policy.encoder.spec()}
+        step_rows, not_done = [], []
+        start = 0
         for t in trajectories:
-            v = values[start:start + len(t) + 1]
+            step_rows.append(np.arange(start, start + len(t), dtype=np.int32))
             start += len(t) + 1
-            terminal = np.asarray(t.terminal, bool).copy()
+            done = np.asarray(t.terminal, bool).copy()
             if t.truncated:  # cut short by a crash: not an episode end, so bootstrap
-                terminal[-1] = False
-            ret, adv = discounted_returns(np.asarray(t.rewards, np.float32), terminal, v[:-1],
-                                          v[-1], self.config.gamma, self.config.gae_lambda)
-            returns.append(ret)
-            advantages.append(adv)
-
-        steps = {k: np.concatenate([t.observations[k][:-1] for t in trajectories])
-                 for k in self.policy.encoder.spec()}
+                done[-1] = False
+            not_done.append(1.0 - done.astype(np.float32))
+        not_done = np.concatenate(not_done)
+        operator = advantage_operator([len(t) for t in trajectories], not_done,
+                                      self.config.gamma * self.config.gae_lambda)
         actions = {h: np.concatenate([np.asarray(t.actions[h], np.int32) for t in trajectories])
                    for h in self.policy.action_set.heads}
-        grads, metrics = self._gradients(steps, actions, np.concatenate(returns),
-                                         np.concatenate(advantages))
+        rewards = np.concatenate([np.asarray(t.rewards, np.float32) for t in trajectories])
+        grads, metrics = self._gradients(rows, actions, rewards, not_done,
+                                         np.concatenate(step_rows), operator)
         grads = [g.numpy() for g in grads]
         _check_finite(grads, self.model.trainable_variables, "computed")
         metrics = {k: float(v) for k, v in metrics.items()}
         scores = [s for t in trajectories for s in t.episode_scores]
         if scores:
             metrics["mean_episode_score"] = float(np.mean(scores))
-        metrics.update(steps=float(len(actions["function"])), episodes=float(len(scores)),
-                       mean_return=float(np.mean(np.concatenate(returns))),
-                       mean_value=float(np.mean(values)))
+        metrics.update(steps=float(len(rewards)), episodes=float(len(scores)))
         return grads, metrics
 
-    def _gradients_graph(self, observations, actions, returns, advantages):
+    def _gradients_graph(self, rows, actions, rewards, not_done, step_rows, operator):
+        """``rows``: every observation (T + 1 per trajectory); the steps are ``step_rows``."""
         with tf.GradientTape() as tape:
-            outputs = self.model({k: observations[k] for k in self.policy.input_keys},
-                                 training=True)
-            loss, metrics = a2c_loss(outputs, actions, observations["available"], self._uses,
-                                     self.policy.action_set.argument_heads, returns,
-                                     advantages, self.config)
+            outputs = self.model({k: rows[k] for k in self.policy.input_keys}, training=True)
+            values = tf.stop_gradient(outputs["value"])
+            value_now = tf.gather(values, step_rows)
+            value_next = tf.gather(values, step_rows + 1)
+            deltas = rewards + self.config.gamma * not_done * value_next - value_now
+            advantages = tf.linalg.matvec(operator, deltas)
+            returns = advantages + value_now
+            at_steps = {k: tf.gather(v, step_rows) for k, v in outputs.items()}
+            loss, metrics = a2c_loss(at_steps, actions, tf.gather(rows["available"], step_rows),
+                                     self._uses, self.policy.action_set.argument_heads,
+                                     returns, advantages, self.config)
         variables = self.model.trainable_variables
         grads = [tf.zeros_like(v) if g is None else tf.convert_to_tensor(g)  # dense arrays
                  for g, v in zip(tape.gradient(loss, variables), variables)]
-        metrics["grad_norm"] = tf.linalg.global_norm(grads)
+        metrics.update(grad_norm=tf.linalg.global_norm(grads), mean_return=tf.reduce_mean(returns),
+                       mean_value=tf.reduce_mean(value_now))
         return grads, metrics
 
     def apply_gradients(self, grads: Sequence[np.ndarray]) -> None:

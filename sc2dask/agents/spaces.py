@@ -32,6 +32,12 @@ ACTION_SETS: dict[str, tuple[str, ...] | None] = {
     "all": None,  # every pysc2 function
 }
 
+# Arguments a set does not let the policy choose: calls get option 0 (queued: act now,
+# not after the current orders; select_add: replace the selection). A random policy
+# that queues half its moves sends its marines along long chains of old targets, which
+# hides which click earned the reward.
+FIXED_ARGUMENTS: dict[str, tuple[str, ...]] = {"move": ("queued", "select_add")}
+
 SPATIAL_ARGS = {"screen": "screen", "screen2": "screen", "minimap": "minimap"}
 
 
@@ -140,7 +146,7 @@ class ActionSet:
         names = ACTION_SETS[name]
         functions = list(actions.FUNCTIONS) if names is None else [
             actions.FUNCTIONS[n] for n in names]
-        used = {a.name for f in functions for a in f.args}
+        used = {a.name for f in functions for a in f.args} - set(FIXED_ARGUMENTS.get(name, ()))
         arg_names = [t.name for t in actions.TYPES if t.name in used]  # pysc2's order
         sizes = {"screen": screen_size[0] * screen_size[1],
                  "screen2": screen_size[0] * screen_size[1],
@@ -161,6 +167,9 @@ class ActionSet:
         function = actions.FUNCTIONS[int(self.function_ids[int(heads["function"])])]
         arguments = []
         for arg in function.args:
+            if arg.name not in self.heads:  # fixed by the set
+                arguments.append([0])
+                continue
             index = int(heads[arg.name])
             if arg.name in SPATIAL_ARGS:
                 width = (self.screen_size if SPATIAL_ARGS[arg.name] == "screen"
