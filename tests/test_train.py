@@ -1,5 +1,7 @@
 """Training on a real LocalCluster with the emulator: checkpoints, faults and clear errors."""
 
+import os
+import signal
 import threading
 
 import numpy as np
@@ -59,6 +61,17 @@ def test_a_killed_game_is_restarted_and_training_goes_on(client):
     assert summary["agent_steps"] >= 480
     assert summary["restarts"] >= 1  # the cut trajectory itself: tests/test_rollout.py
     assert summary["rejected_gradients"] == 0
+
+
+def test_a_killed_worker_mid_rollout_is_replaced_and_training_goes_on(client):
+    handle = train(client=client, envs=2, max_steps=480, agent_overrides=TINY)
+    _when(lambda: handle.progress.updates >= 3)
+    pool = handle._run.pool
+    victim = pool.call(pool.placements[0], "stats")["pid"]
+    os.kill(victim, signal.SIGKILL)
+    summary = handle.wait(timeout=300)
+    assert summary["agent_steps"] >= 480 and summary["rejected_gradients"] == 0
+    assert pool.host_restarts >= 1 and summary["restarts"] >= 1
 
 
 def test_user_errors_are_clear(client, tmp_path):
