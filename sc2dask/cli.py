@@ -88,6 +88,10 @@ def train_agent(args: argparse.Namespace) -> int:
     with cluster_client(args.scheduler, args.envs) as client:
         say = (lambda *a, **k: None) if args.json else print
         say(f"Dask dashboard: {client.dashboard_link}", flush=True)
+        from .telemetry import training_page_link
+        page = training_page_link(client)
+        say(f"Training page:  {page}" if page else "Training page:  none (start the scheduler "
+            "with --preload sc2dask.dashboard)", flush=True)
         say(f"Training FullyConv A2C on {args.map} ({args.mode} updates, {args.envs or 'all'} "
             f"envs) for {args.max_steps} agent steps ...", flush=True)
         every = max(1, args.max_steps // 20)  # about twenty progress lines

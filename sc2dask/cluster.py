@@ -15,6 +15,7 @@ import psutil
 from .errors import GameNotFoundError, NoCapacityError, SchedulerUnreachableError
 
 SC2_RESOURCE = "SC2"
+DASHBOARD_PRELOAD = "sc2dask.dashboard"  # the training page and sc2dask_ metrics
 # One emulated game plus its pysc2 client needs about half a core and ~0.4 GB.
 MEMORY_PER_ENV = 0.4 * 2**30
 
@@ -34,7 +35,19 @@ def local_cluster(n_workers: int | None = None, sc2_per_worker: int | None = Non
     sc2 = default_sc2_per_worker(n_workers) if sc2_per_worker is None else sc2_per_worker
     kwargs.setdefault("threads_per_worker", 1)
     kwargs.setdefault("dashboard_address", ":0")
+    kwargs["scheduler_kwargs"] = _with_dashboard_preload(kwargs.get("scheduler_kwargs"))
     return LocalCluster(n_workers=n_workers, resources={SC2_RESOURCE: sc2}, **kwargs)
+
+
+def _with_dashboard_preload(scheduler_kwargs: dict | None) -> dict:
+    """``scheduler_kwargs`` plus the preload of the training page (sc2dask/dashboard.py)."""
+    scheduler_kwargs = dict(scheduler_kwargs or {})
+    preload = scheduler_kwargs.get("preload") or []
+    preload = [preload] if isinstance(preload, str) else list(preload)
+    if DASHBOARD_PRELOAD not in preload:
+        preload.append(DASHBOARD_PRELOAD)
+    scheduler_kwargs["preload"] = preload
+    return scheduler_kwargs
 
 
 def connect(address: str, timeout: float = 10.0):

@@ -193,7 +193,8 @@ def instances_table(sources: TrainingSources):
                            formatter=NumberFormatter(format="0.0"))]
     return column(Div(text="<b>SC2 instances</b>"),
                   DataTable(source=sources.instances, columns=columns, index_position=None,
-                            height=200, sizing_mode="stretch_width", name="sc2dask-instances"),
+                            height=200, sizing_mode="stretch_width",
+                            name="sc2dask-instances-table"),
                   sizing_mode="stretch_width")
 
 

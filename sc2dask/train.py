@@ -30,6 +30,7 @@ from .config import settings
 from .env_host import EnvConfig, StaleWeights
 from .errors import ConfigError
 from .pool import EnvPool
+from .telemetry import TrainingPublisher
 
 log = logging.getLogger(__name__)
 MODES = ("central", "sync", "async")
@@ -163,6 +164,7 @@ class _Run:
         self.pool = None
         self.store = None
         self._summaries = None
+        self._telemetry = None  # rows for the dashboard's training page
         self._game_restarts = 0  # summed from the hosts when the run ends
 
     def restarts(self) -> int:
@@ -183,6 +185,7 @@ class _Run:
             log.exception("training failed")
 
     def _train(self):
+        self._telemetry = TrainingPublisher(self.client, self.settings)
         saved = checkpoint.load(self.settings["checkpoint-dir"]) if self.resume else None
         seed = self.settings["seed"] + (saved[2]["updates"] if saved else 0)  # fresh streams
         with EnvPool(self.client, self.env_config, n_envs=self.settings["envs"], seed=seed,
@@ -246,6 +249,7 @@ class _Run:
                 future.result()
             self._game_restarts = self.pool.stats()["game_restarts"]
             self._checkpoint()
+            self._telemetry.flush()
 
     def _done(self) -> bool:
         return self.stopping.is_set() or self.progress.agent_steps >= self.settings["max-steps"]
@@ -303,6 +307,8 @@ class _Run:
                           "mean_score_last_100": p.mean_score_last_100,
                           "episodes": p.episodes, "bytes_moved": p.bytes_moved,
                           "wall_s": time.monotonic() - self.started})
+        if self._telemetry is not None:
+            self._telemetry.publish(p.history[-1], scores)
         every = self.settings["checkpoint-every"]
         if applied and every and p.updates % every == 0:
             self._checkpoint()
