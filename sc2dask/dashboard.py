@@ -120,8 +120,12 @@ def _summary_html(monitor: TrainingMonitor) -> str:
     return (f"<b>{run['map']}</b>, {run['mode']} updates (run {run['id']}): "
             f"{last['agent_steps']:,.0f} agent steps, {last['update']:,.0f} updates, "
             f"{last['episodes']:,.0f} episodes, mean score (last 100) "
-            f"{last['mean_score_last_100']:.2f}, weights v{last['version']:.0f}, "
-            f"{last['steps_per_s']:,.0f} steps/s")
+            f"{_number(last['mean_score_last_100'], '.2f')}, weights v{last['version']:.0f}, "
+            f"{_number(last['steps_per_s'], ',.0f')} steps/s")
+
+
+def _number(value: float, spec: str) -> str:
+    return "–" if math.isnan(value) else format(value, spec)
 
 
 # --- plots: each takes the sources and returns a Bokeh model --------------------------------
@@ -180,17 +184,15 @@ def bytes_plot(sources: TrainingSources):
 
 
 def instances_table(sources: TrainingSources):
-    number = NumberFormatter(format="0,0")
-    columns = [TableColumn(field="worker", title="worker", width=200),
-               TableColumn(field="env", title="env"), TableColumn(field="map", title="map"),
-               TableColumn(field="sc2_pid", title="pid"),
-               TableColumn(field="episodes", title="episodes", formatter=number),
-               TableColumn(field="restarts", title="restarts", formatter=number),
-               TableColumn(field="steps", title="steps", formatter=number),
-               TableColumn(field="cpu_percent", title="CPU %",
-                           formatter=NumberFormatter(format="0.0")),
-               TableColumn(field="rss_mb", title="RSS MiB",
-                           formatter=NumberFormatter(format="0.0"))]
+    count = {"formatter": NumberFormatter(format="0,0")}
+    one_decimal = {"formatter": NumberFormatter(format="0.0")}
+    columns = [TableColumn(field=field, title=title, width=width, **formatter)
+               for field, title, width, formatter in [
+                   ("worker", "worker", 170, {}), ("env", "env", 35, {}), ("map", "map", 110, {}),
+                   ("sc2_pid", "pid", 60, {}), ("episodes", "episodes", 60, count),
+                   ("restarts", "restarts", 60, count), ("steps", "steps", 60, count),
+                   ("cpu_percent", "CPU %", 55, one_decimal),
+                   ("rss_mb", "RSS MiB", 65, one_decimal)]]
     return column(Div(text="<b>SC2 instances</b>"),
                   DataTable(source=sources.instances, columns=columns, index_position=None,
                             height=200, sizing_mode="stretch_width",
