@@ -8,6 +8,8 @@ process) never imports the training code, Dask or TensorFlow.
 """
 
 import importlib
+import sys
+import types
 
 __version__ = "0.1.0"
 
@@ -24,5 +26,19 @@ __all__ = [*_EXPORTS, "__version__"]
 
 def __getattr__(name):
     if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'sc2dask' has no attribute {name!r}")
+
+
+class _Package(types.ModuleType):
+    """``sc2dask.train`` and ``sc2dask.evaluate`` stay the functions: importing the
+    submodules of the same name would otherwise set the package attribute to the module."""
+
+    def __setattr__(self, name, value):
+        if not (name in _EXPORTS and isinstance(value, types.ModuleType)):
+            super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
