@@ -166,7 +166,7 @@ def test_malformed_events_are_ignored(client):
 def test_dask_scheduler_command_line_preload(tmp_path):
     scheduler_file = tmp_path / "scheduler.json"
     process = subprocess.Popen(
-        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--preload",
+        [sys.executable, "-m", "dask", "scheduler", "--preload",
          "sc2dask.dashboard", "--port", "0", "--dashboard-address", ":0",
          "--scheduler-file", str(scheduler_file)],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
