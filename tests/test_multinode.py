@@ -147,3 +147,16 @@ def _read_json(path: Path):
         return json.loads(path.read_text())
     except (OSError, ValueError):  # not written yet, or half written
         return None
+
+
+def test_an_emulator_folder_that_cannot_be_written_is_reported_with_the_fix(tmp_path, monkeypatch):
+    from sc2dask.worker import check_game
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.delenv("SC2PATH", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/StarCraftII there
+    monkeypatch.setenv("SC2DASK_EMULATOR_DIR", str(blocker / "StarCraftII"))
+    report = check_game()
+    assert not report["ok"]
+    assert "cannot lay out the sc2dask emulator" in report["error"]
+    assert "SC2DASK_EMULATOR_DIR" in report["error"]
