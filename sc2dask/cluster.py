@@ -29,13 +29,18 @@ def default_sc2_per_worker(n_workers: int) -> int:
 
 
 def local_cluster(n_workers: int | None = None, sc2_per_worker: int | None = None, **kwargs):
-    """A ``LocalCluster`` whose workers advertise SC2 capacity (processes, 1 thread each)."""
+    """A ``LocalCluster`` whose workers advertise SC2 capacity (processes, 1 thread each).
+
+    Its scheduler serves the training page and its workers run the ``sc2dask.worker``
+    preload, as a command-line cluster started by the README's guide does.
+    """
     from distributed import LocalCluster
     n_workers = n_workers or min(os.cpu_count() or 1, 4)
     sc2 = default_sc2_per_worker(n_workers) if sc2_per_worker is None else sc2_per_worker
     kwargs.setdefault("threads_per_worker", 1)
     kwargs.setdefault("dashboard_address", ":0")
     kwargs["scheduler_kwargs"] = _with_dashboard_preload(kwargs.get("scheduler_kwargs"))
+    kwargs.setdefault("preload", ["sc2dask.worker"])
     return LocalCluster(n_workers=n_workers, resources={SC2_RESOURCE: sc2}, **kwargs)
 
 

@@ -37,6 +37,9 @@ class Trajectory:
     version: int
     truncated: bool = False
     episode_scores: list[float] = dataclasses.field(default_factory=list)  # episodes ended here
+    # [T] float32 log pi(a_t|s_t) of the policy that acted: lets the learner correct for
+    # weights that moved on since (clipped ratio) and reuse a batch for several epochs.
+    log_probs: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.rewards)

@@ -15,15 +15,17 @@ def play_steps(slot, policy, version: int, n_steps: int) -> Trajectory | None:
     None when the crash left no step to learn from.
     """
     from .env_host import game_failures
-    encoded, actions, rewards, terminal, scores = [], [], [], [], []
+    encoded, actions, log_probs, rewards, terminal, scores = [], [], [], [], [], []
     try:
         env = slot.ensure()
         timestep = slot.timestep or slot.reset()
         for _ in range(n_steps):
             observation = policy.encoder.encode(timestep.observation)
-            heads, _, calls = policy.act({k: v[None] for k, v in observation.items()}, slot.rng)
+            heads, behaviour, calls = policy.act({k: v[None] for k, v in observation.items()},
+                                                 slot.rng)
             encoded.append(observation)
             actions.append({head: int(index[0]) for head, index in heads.items()})
+            log_probs.append(float(behaviour["log_prob"][0]))
             timestep = env.step([calls[0]])[0]
             slot.score += timestep.reward
             rewards.append(timestep.reward)
@@ -35,7 +37,7 @@ def play_steps(slot, policy, version: int, n_steps: int) -> Trajectory | None:
         slot.timestep = timestep
         encoded.append(policy.encoder.encode(timestep.observation))
         return make_trajectory(encoded, actions, rewards, terminal, version,
-                               episode_scores=scores)
+                               episode_scores=scores, log_probs=log_probs)
     except game_failures() as exc:
         slot.crashed(exc)
         done = len(rewards)  # an action whose step failed is dropped; its state is kept
@@ -44,4 +46,5 @@ def play_steps(slot, policy, version: int, n_steps: int) -> Trajectory | None:
         if len(encoded) == done:  # the crash hit the reset after an episode end, which
             encoded.append(encoded[-1])  # needs no bootstrap state: any will do
         return make_trajectory(encoded[:done + 1], actions[:done], rewards, terminal, version,
-                               truncated=True, episode_scores=scores)
+                               truncated=True, episode_scores=scores,
+                               log_probs=log_probs[:done])

@@ -3,7 +3,8 @@
 Three modes, one loop shape (a host's work returns, the store updates, that host gets
 new work at once, so fast hosts do more):
 
-- ``central``: hosts return trajectories; the client computes the gradients.
+- ``central``: hosts return trajectories; the client computes the gradients (with
+  ``epochs`` > 1 it reuses each batch for several clipped, PPO-style steps).
 - ``sync``: every host computes gradients on its own rollout at the same version; the
   client averages them, applies one update and broadcasts.
 - ``async``: each host's gradient is applied as it arrives; gradients more than
@@ -136,6 +137,12 @@ def train(client=None, scheduler: str | None = None, resume: bool = False,
     agent = settings("agent", **(agent_overrides or {}))
     if opts["mode"] not in MODES:
         raise ConfigError(f"mode {opts['mode']!r} is not one of {', '.join(MODES)}")
+    if agent["epochs"] > 1 and opts["mode"] != "central":
+        raise ConfigError(f"epochs={agent['epochs']} reuses each batch on the client, so it "
+                          f"needs mode='central' (in {opts['mode']!r} mode workers send one "
+                          f"gradient per rollout); set epochs=1 or mode='central'.")
+    if agent["epochs"] < 1 or agent["minibatches"] < 1:
+        raise ConfigError("epochs and minibatches must be at least 1")
     if resume and not opts["checkpoint-dir"]:
         raise ConfigError("resume needs checkpoint_dir (the folder train wrote)")
     from .game import check_map
@@ -154,6 +161,8 @@ class _Run:
             minimap_size=agent["minimap"], learning_rate=agent["learning-rate"],
             entropy_coef=agent["entropy-coef"], value_coef=agent["value-coef"],
             gamma=agent["gamma"], gae_lambda=agent["gae-lambda"],
+            normalize_advantages=agent["normalize-advantages"], clip_ratio=agent["clip-ratio"],
+            epochs=agent["epochs"], minibatches=agent["minibatches"],
             n_steps=opts["rollout-steps"], seed=opts["seed"])
         self.env_config = EnvConfig(opts["map"], screen=agent["screen"], minimap=agent["minimap"])
         self.client, self.scheduler, self.resume = client, scheduler, resume
@@ -166,6 +175,8 @@ class _Run:
         self._summaries = None
         self._telemetry = None  # rows for the dashboard's training page
         self._game_restarts = 0  # summed from the hosts when the run ends
+        self._checkpointed_at = 0  # updates at the last checkpoint
+        self._rng = np.random.default_rng(opts["seed"])  # minibatch order
 
     def restarts(self) -> int:
         return 0 if self.pool is None else self.pool.host_restarts + self._game_restarts
@@ -260,11 +271,17 @@ class _Run:
         trajectories = [t for t in trajectories if t is not None]
         if not trajectories:
             return
-        grads, metrics = self.store.learner.compute_gradients(trajectories)
         self.progress.bytes_moved += sum(t.nbytes for t in trajectories)
+        staleness = self.store.version - min(t.version for t in trajectories)
+        applied = 0
+        for _ in range(self.agent_config.epochs):  # > 1: PPO-style reuse of the batch
+            for batch in _minibatches(trajectories, self.agent_config.minibatches, self._rng):
+                grads, metrics = self.store.learner.compute_gradients(batch)
+                applied += self.store.apply(grads)
+        metrics["steps"] = float(sum(len(t) for t in trajectories))  # each step once
         metrics["truncated"] = sum(t.truncated for t in trajectories)
-        self._record(self.store.apply(grads), metrics,
-                     [s for t in trajectories for s in t.episode_scores], staleness=0)
+        self._record(applied, metrics, [s for t in trajectories for s in t.episode_scores],
+                     staleness)
 
     def _async_update(self, result, version):
         grads, metrics, scores = result
@@ -293,14 +310,14 @@ class _Run:
         metrics["truncated"] = sum(r[1].get("truncated", 0) for r in results)
         self._record(self.store.apply(grads), metrics, [s for r in results for s in r[2]], 0)
 
-    def _record(self, applied, metrics, scores, staleness):
+    def _record(self, applied: int, metrics, scores, staleness):
+        """Count a batch's steps and scores, and ``applied`` optimizer steps made from it."""
         p = self.progress
         p.agent_steps += int(metrics.get("steps", 0))
         p.truncated += int(metrics.get("truncated", 0))
         p.episodes += len(scores)
         p.scores.extend(scores)
-        if applied:
-            p.updates += 1
+        p.updates += int(applied)
         p.history.append({**metrics,  # the learner's; the run's own counters win below
                           "update": p.updates, "agent_steps": p.agent_steps,
                           "version": self.store.version, "staleness": staleness,
@@ -310,7 +327,7 @@ class _Run:
         if self._telemetry is not None:
             self._telemetry.publish(p.history[-1], scores)
         every = self.settings["checkpoint-every"]
-        if applied and every and p.updates % every == 0:
+        if applied and every and p.updates - self._checkpointed_at >= every:
             self._checkpoint()
         if self._summaries is not None:
             with self._summaries.as_default(step=p.agent_steps):
@@ -340,6 +357,7 @@ class _Run:
         if not directory or self.store is None:
             return
         p = self.progress
+        self._checkpointed_at = p.updates
         checkpoint.save(directory, p.updates, self.store.weights(),
                         self.store.learner.get_optimizer_state(), {
                             "version": self.store.version, "agent_steps": p.agent_steps,
@@ -361,3 +379,10 @@ class _Run:
         p = self.progress
         p.agent_steps, p.updates, p.episodes = state["agent_steps"], state["updates"], state["episodes"]
         p.scores.extend(state["scores"])
+
+
+def _minibatches(trajectories: list, n: int, rng: np.random.Generator) -> list[list]:
+    """``trajectories`` shuffled into ``n`` groups (fewer when there are fewer)."""
+    order = rng.permutation(len(trajectories))
+    return [[trajectories[i] for i in group]
+            for group in np.array_split(order, min(n, len(trajectories)))]

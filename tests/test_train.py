@@ -33,6 +33,14 @@ def test_every_mode_trains_and_counts_its_work(client, mode):
     assert summary["rejected_gradients"] == 0 and summary["restarts"] == 0
 
 
+def test_central_mode_reuses_each_batch_for_several_epochs(client):
+    """PPO-style reuse: every batch (one host's rollout) makes ``epochs`` optimizer steps."""
+    summary = train(client=client, envs=2, max_steps=128, rollout_steps=16,
+                    agent_overrides={**TINY, "epochs": 3}).wait(timeout=600)
+    assert summary["agent_steps"] >= 128 and summary["rejected_gradients"] == 0
+    assert summary["updates"] == 3 * (summary["agent_steps"] // 16) == summary["version"]
+
+
 def test_checkpoint_then_resume_restores_weights_and_optimizer_exactly(client, tmp_path):
     first = train(client=client, envs=2, max_steps=96, checkpoint_dir=str(tmp_path),
                   checkpoint_every=1, agent_overrides=TINY)
@@ -75,6 +83,8 @@ def test_a_killed_worker_mid_rollout_is_replaced_and_training_goes_on(client):
 
 
 def test_user_errors_are_clear(client, tmp_path):
+    with pytest.raises(ConfigError, match="needs mode='central'"):
+        train(client=client, mode="sync", agent_overrides={"epochs": 2})
     with pytest.raises(ConfigError, match="Unknown sc2dask.train setting 'max-step'"):
         train(client=client, max_step=10)
     with pytest.raises(ConfigError, match="mode"):

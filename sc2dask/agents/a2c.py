@@ -67,6 +67,13 @@ class A2CConfig:
     value_coef: float = 0.5
     entropy_coef: float = 1e-3
     normalize_advantages: bool = False
+    # The policy term is PPO's clipped surrogate on pi/pi_behaviour: with fresh data the
+    # ratio is 1 and the gradient is exactly A2C's; with data from older weights (async
+    # hosts, or a batch reused for ``epochs`` passes, Schulman et al. 2017) the clip keeps
+    # each step inside a trust region. ``epochs`` > 1 needs the central learner.
+    clip_ratio: float = 0.2
+    epochs: int = 1
+    minibatches: int = 1  # per epoch, split by trajectory
     # Optimiser.
     learning_rate: float = 7e-4
     adam_epsilon: float = 1e-5
@@ -108,13 +115,15 @@ class Policy:
                                    input_signature=[signature])
 
     def act(self, observations: Sequence | Mapping[str, np.ndarray], rng: np.random.Generator
-            ) -> tuple[dict[str, np.ndarray], np.ndarray, list]:
+            ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], list]:
         """Sample one action per env.
 
         ``observations``: pysc2 observations (``TimeStep.observation``), or the batch
         ``encoder.encode_batch`` made of them (pass that when you also store it).
         Returns head indices (each [B] int32: "function" and every argument head), the
-        value estimates [B], and the pysc2 ``FunctionCall`` for each env.
+        policy's view of them ({"value": [B], "log_prob": [B]}, log pi of the whole
+        action: function plus the arguments it takes), and the pysc2 ``FunctionCall``
+        for each env.
         """
         batch = self._batch(observations)
         outputs = self.forward(self._inputs(batch))
@@ -125,9 +134,14 @@ class Policy:
                              f"available; include no_op in the set.")
         logits = np.where(available, logits, -np.inf)
         actions = {"function": _sample(logits, rng)}
-        for head in self.action_set.argument_heads:
-            actions[head] = _sample(outputs[head].numpy(), rng)
-        return actions, outputs["value"].numpy(), self.action_set.function_calls(actions)
+        log_prob = _log_prob(logits, actions["function"])
+        uses = self.action_set.uses[actions["function"]]  # [B, n_args]
+        for i, head in enumerate(self.action_set.argument_heads):
+            head_logits = outputs[head].numpy()
+            actions[head] = _sample(head_logits, rng)
+            log_prob += np.where(uses[:, i], _log_prob(head_logits, actions[head]), 0.0)
+        behaviour = {"value": outputs["value"].numpy(), "log_prob": log_prob.astype(np.float32)}
+        return actions, behaviour, self.action_set.function_calls(actions)
 
     def value(self, observations: Sequence | Mapping[str, np.ndarray]) -> np.ndarray:
         """Value estimates [B] of a batch of observations."""
@@ -151,6 +165,13 @@ class Policy:
 def _sample(logits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One index per row from softmax(logits), by the Gumbel-max trick."""
     return np.argmax(logits + rng.gumbel(size=logits.shape), axis=1).astype(np.int32)
+
+
+def _log_prob(logits: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    """log softmax(logits)[chosen] per row; -inf logits are impossible choices."""
+    top = logits.max(axis=1, keepdims=True)
+    log_z = np.log(np.exp(logits - top).sum(axis=1)) + top[:, 0]
+    return logits[np.arange(len(chosen)), chosen] - log_z
 
 
 # ---------------------------------------------------------------------------- returns
@@ -202,13 +223,15 @@ def advantage_operator(lengths: Sequence[int], not_done: np.ndarray, gamma_lambd
 
 def a2c_loss(outputs: Mapping[str, tf.Tensor], actions: Mapping[str, tf.Tensor],
              available: tf.Tensor, uses: tf.Tensor, argument_heads: Sequence[str],
-             returns: tf.Tensor, advantages: tf.Tensor, config: A2CConfig
-             ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+             returns: tf.Tensor, advantages: tf.Tensor, behaviour_log_prob: tf.Tensor,
+             config: A2CConfig) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
     """The A2C loss over a batch of N steps; returns (loss, metrics).
 
     log pi(a|s) is the function's log-probability (among the available functions) plus
     those of the arguments that function takes (``uses`` [n_functions, n_args]); the
-    entropy bonus counts the same heads.
+    entropy bonus counts the same heads. The policy term is the clipped surrogate on
+    r = pi / pi_behaviour (``A2CConfig.clip_ratio``); NaN in ``behaviour_log_prob``
+    means "acted with these weights" (r = 1: the plain A2C gradient).
     """
     function_logits = tf.where(available, outputs["function"], MASKED_LOGIT)
     function_log_probs = tf.nn.log_softmax(function_logits)
@@ -224,12 +247,18 @@ def a2c_loss(outputs: Mapping[str, tf.Tensor], actions: Mapping[str, tf.Tensor],
     if config.normalize_advantages:
         mean, variance = tf.nn.moments(advantages, axes=[0])
         advantages = (advantages - mean) / (tf.sqrt(variance) + 1e-8)
-    policy_loss = -tf.reduce_mean(log_prob * tf.stop_gradient(advantages))
+    advantages = tf.stop_gradient(advantages)
+    behaviour = tf.where(tf.math.is_nan(behaviour_log_prob), tf.stop_gradient(log_prob),
+                         behaviour_log_prob)
+    ratio = tf.exp(log_prob - behaviour)
+    clipped = tf.clip_by_value(ratio, 1.0 - config.clip_ratio, 1.0 + config.clip_ratio)
+    policy_loss = -tf.reduce_mean(tf.minimum(ratio * advantages, clipped * advantages))
     value_loss = 0.5 * tf.reduce_mean(tf.square(returns - outputs["value"]))
     entropy = tf.reduce_mean(entropy)
     loss = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy
+    clip_fraction = tf.reduce_mean(tf.cast(tf.abs(ratio - 1.0) > config.clip_ratio, tf.float32))
     return loss, {"loss": loss, "policy_loss": policy_loss, "value_loss": value_loss,
-                  "entropy": entropy}
+                  "entropy": entropy, "clip_fraction": clip_fraction}
 
 
 def _chosen(log_probs, indices):
@@ -264,7 +293,7 @@ class Learner:
         step_sig = tf.TensorSpec((None,), tf.float32)
         self._gradients = tf.function(self._gradients_graph, input_signature=[
             obs_sig, act_sig, step_sig, step_sig, tf.TensorSpec((None,), tf.int32),
-            tf.TensorSpec((None, None), tf.float32)])
+            tf.TensorSpec((None, None), tf.float32), step_sig])
         variables = self.model.trainable_variables
         self._apply = tf.function(
             lambda grads: self.optimizer.apply_gradients(zip(grads, variables)),
@@ -299,8 +328,11 @@ class Learner:
         actions = {h: np.concatenate([np.asarray(t.actions[h], np.int32) for t in trajectories])
                    for h in self.policy.action_set.heads}
         rewards = np.concatenate([np.asarray(t.rewards, np.float32) for t in trajectories])
+        behaviour = np.concatenate([np.full(len(t), np.nan, np.float32) if t.log_probs is None
+                                    else np.asarray(t.log_probs, np.float32)
+                                    for t in trajectories])
         grads, metrics = self._gradients(rows, actions, rewards, not_done,
-                                         np.concatenate(step_rows), operator)
+                                         np.concatenate(step_rows), operator, behaviour)
         grads = [g.numpy() for g in grads]
         _check_finite(grads, self.model.trainable_variables, "computed")
         metrics = {k: float(v) for k, v in metrics.items()}
@@ -310,7 +342,8 @@ class Learner:
         metrics.update(steps=float(len(rewards)), episodes=float(len(scores)))
         return grads, metrics
 
-    def _gradients_graph(self, rows, actions, rewards, not_done, step_rows, operator):
+    def _gradients_graph(self, rows, actions, rewards, not_done, step_rows, operator,
+                         behaviour_log_prob):
         """``rows``: every observation (T + 1 per trajectory); the steps are ``step_rows``."""
         with tf.GradientTape() as tape:
             outputs = self.model({k: rows[k] for k in self.policy.input_keys}, training=True)
@@ -323,7 +356,7 @@ class Learner:
             at_steps = {k: tf.gather(v, step_rows) for k, v in outputs.items()}
             loss, metrics = a2c_loss(at_steps, actions, tf.gather(rows["available"], step_rows),
                                      self._uses, self.policy.action_set.argument_heads,
-                                     returns, advantages, self.config)
+                                     returns, advantages, behaviour_log_prob, self.config)
         variables = self.model.trainable_variables
         grads = [tf.zeros_like(v) if g is None else tf.convert_to_tensor(g)  # dense arrays
                  for g, v in zip(tape.gradient(loss, variables), variables)]
@@ -391,7 +424,8 @@ def _check_finite(grads, variables, what: str) -> None:
 def make_trajectory(observations: Sequence[Mapping[str, np.ndarray]],
                     actions: Sequence[Mapping[str, int]], rewards: Sequence[float],
                     terminal: Sequence[bool], version: int, truncated: bool = False,
-                    episode_scores: Sequence[float] = ()) -> Trajectory:
+                    episode_scores: Sequence[float] = (),
+                    log_probs: Sequence[float] | None = None) -> Trajectory:
     """A ``Trajectory`` from one env's per-step records.
 
     ``observations``: T + 1 encoded observations (``encoder.encode``); ``actions``: T
@@ -404,4 +438,5 @@ def make_trajectory(observations: Sequence[Mapping[str, np.ndarray]],
         observations={k: np.stack([o[k] for o in observations]) for k in observations[0]},
         actions={h: np.array([a[h] for a in actions], np.int32) for h in actions[0]},
         rewards=np.asarray(rewards, np.float32), terminal=np.asarray(terminal, bool),
-        version=version, truncated=truncated, episode_scores=list(episode_scores))
+        version=version, truncated=truncated, episode_scores=list(episode_scores),
+        log_probs=None if log_probs is None else np.asarray(log_probs, np.float32))
