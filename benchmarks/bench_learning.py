@@ -30,8 +30,12 @@ def main():
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--mode", default="central", choices=("central", "sync", "async"))
     parser.add_argument("--resolution", type=int, default=32)
-    parser.add_argument("--action-set", default="minigames")
+    parser.add_argument("--action-set", default="move")
     parser.add_argument("--learning-rate", type=float, default=7e-4)
+    parser.add_argument("--epochs", type=int, default=1, help="> 1: PPO-style batch reuse")
+    parser.add_argument("--minibatches", type=int, default=1)
+    parser.add_argument("--rollout-steps", type=int, default=16)
+    parser.add_argument("--step-mul", type=int, default=8)
     parser.add_argument("--target", type=float, default=25.0)
     parser.add_argument("--out", default="benchmarks/results/learning_curve.png")
     args = parser.parse_args()
@@ -39,7 +43,8 @@ def main():
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     agent = dict(screen=args.resolution, minimap=args.resolution, action_set=args.action_set,
-                 learning_rate=args.learning_rate)
+                 learning_rate=args.learning_rate, epochs=args.epochs,
+                 minibatches=args.minibatches)
     reported = {"steps": 0}
 
     def report(progress):
@@ -55,6 +60,7 @@ def main():
         print(f"Dask dashboard: {client.dashboard_link}")
         run = sc2dask.train(client=client, map="MoveToBeacon", envs=args.envs,
                             max_steps=args.max_steps, mode=args.mode, on_update=report,
+                            rollout_steps=args.rollout_steps, step_mul=args.step_mul,
                             agent_overrides=agent)
         timer = threading.Timer(args.minutes * 60, run.stop)
         timer.start()
@@ -96,7 +102,8 @@ def plot(history, out: Path, args) -> None:
         ax.grid(alpha=0.3)
     left.text(0, 26.5, "SC2LE FullyConv: 26", color="grey", fontsize=8)
     fig.suptitle(f"sc2dask A2C on emulated MoveToBeacon, {args.resolution}x{args.resolution}, "
-                 f"{args.envs} envs, {args.mode} ({time.strftime('%Y-%m-%d')})")
+                 f"'{args.action_set}' set, {args.envs} envs, {args.mode}, epochs {args.epochs}, "
+                 f"step_mul {args.step_mul} ({time.strftime('%Y-%m-%d')})", fontsize=9)
     fig.tight_layout()
     fig.savefig(out, dpi=100)
 

@@ -164,7 +164,8 @@ class _Run:
             normalize_advantages=agent["normalize-advantages"], clip_ratio=agent["clip-ratio"],
             epochs=agent["epochs"], minibatches=agent["minibatches"],
             n_steps=opts["rollout-steps"], seed=opts["seed"])
-        self.env_config = EnvConfig(opts["map"], screen=agent["screen"], minimap=agent["minimap"])
+        self.env_config = EnvConfig(opts["map"], screen=agent["screen"], minimap=agent["minimap"],
+                                    step_mul=opts["step-mul"])
         self.client, self.scheduler, self.resume = client, scheduler, resume
         self.progress = Progress()
         self.stopping = threading.Event()
