@@ -119,7 +119,8 @@ def test_the_page_and_metrics_follow_a_training_run(client):
         assert 0 < value(metrics, "sc2dask_agent_steps_total") <= 20_000
         assert value(metrics, "sc2dask_agent_steps_per_second") > 0
         assert value(metrics, "sc2dask_parameter_version") >= 1
-        assert value(metrics, "sc2dask_gradient_staleness") == 0  # central mode
+        # central mode, 2 hosts: a batch is at most the other host's update old
+        assert value(metrics, "sc2dask_gradient_staleness") in (0, 1)
         assert value(metrics, "sc2dask_bytes_moved_total") > 0
         (labels, _), = metrics["sc2dask_training_info"]
         assert labels["map"] == "MoveToBeacon" and labels["mode"] == "central"
@@ -128,6 +129,7 @@ def test_the_page_and_metrics_follow_a_training_run(client):
         summary = handle.wait(timeout=300)
     metrics = scrape(client)  # the last rows are flushed when the run ends
     assert value(metrics, "sc2dask_agent_steps_total") == summary["agent_steps"]
+    assert value(metrics, "sc2dask_gradient_staleness") == handle.progress.history[-1]["staleness"]
     assert value(metrics, "sc2dask_updates_total") == summary["updates"]
     assert value(metrics, "sc2dask_episodes_total") == summary["episodes"]
     assert value(metrics, "sc2dask_parameter_version") == summary["version"]
