@@ -177,7 +177,7 @@ class _Run:
         self._telemetry = None  # rows for the dashboard's training page
         self._game_restarts = 0  # summed from the hosts when the run ends
         self._checkpointed_at = 0  # updates at the last checkpoint
-        self._rng = np.random.default_rng(opts["seed"])  # minibatch order
+        self._rng = None  # minibatch order
 
     def restarts(self) -> int:
         return 0 if self.pool is None else self.pool.host_restarts + self._game_restarts
@@ -200,6 +200,7 @@ class _Run:
         self._telemetry = TrainingPublisher(self.client, self.settings)
         saved = checkpoint.load(self.settings["checkpoint-dir"]) if self.resume else None
         seed = self.settings["seed"] + (saved[2]["updates"] if saved else 0)  # fresh streams
+        self._rng = np.random.default_rng(seed)
         with EnvPool(self.client, self.env_config, n_envs=self.settings["envs"], seed=seed,
                      call_timeout=self.settings["call-timeout"]) as self.pool:
             self.store = ParameterStore(self._make_learner())
@@ -379,6 +380,7 @@ class _Run:
         self.store.version = state["version"]
         p = self.progress
         p.agent_steps, p.updates, p.episodes = state["agent_steps"], state["updates"], state["episodes"]
+        self._checkpointed_at = p.updates
         p.scores.extend(state["scores"])
 
 

@@ -3,7 +3,6 @@
 import json
 import subprocess
 import sys
-import time
 import urllib.request
 
 import pytest
@@ -14,6 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sc2dask.cluster import local_cluster
 from sc2dask.telemetry import PAGE, TRAINING_TOPIC, TrainingPublisher, training_page_link
 from sc2dask.train import train
+from waiting import wait_until
 
 pytestmark = pytest.mark.usefixtures("sc2path")
 TINY = dict(action_set="move", screen=16, minimap=16)
@@ -56,16 +56,6 @@ def value(metrics: dict, name: str) -> float:
     return number
 
 
-def until(condition, timeout=240.0, what="the condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = condition()
-        if result:
-            return result
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def page_data(url: str) -> dict[str, dict]:
     """The training page's data sources, as a Bokeh client session (a browser's view) sees them."""
     session = pull_session(url=url)
@@ -84,7 +74,7 @@ def test_the_page_and_metrics_follow_a_training_run(client):
         url = training_page_link(client)
         assert url == dashboard(client) + "/" + PAGE
 
-        until(lambda: handle.progress.episodes >= 2 or not handle.running, timeout=300,
+        wait_until(lambda: handle.progress.episodes >= 2 or not handle.running, timeout=300,
               what="two episodes")
 
         def live():
@@ -93,7 +83,7 @@ def test_the_page_and_metrics_follow_a_training_run(client):
                             and data["sc2dask-episodes"]["score"]
                             and len(data["sc2dask-instances"]["sc2_pid"]) == 2) else None
 
-        data = until(live, what="rows, episodes and both SC2 instances on the page")
+        data = wait_until(live, what="rows, episodes and both SC2 instances on the page")
         rows = data["sc2dask-rows"]
         assert rows["agent_steps"] == sorted(rows["agent_steps"]) and rows["agent_steps"][0] > 0
         assert rows["version"][-1] >= 1 and max(rows["bytes_per_update"]) > 0
@@ -105,11 +95,11 @@ def test_the_page_and_metrics_follow_a_training_run(client):
         assert all(mb > 10 for mb in instances["rss_mb"])  # an emulator is a Python process
         assert sorted(data["sc2dask-workers"]["instances"]) == [1, 1]
 
-        later = until(lambda: (d := page_data(url)) and d["sc2dask-rows"]["agent_steps"][-1]
+        later = wait_until(lambda: (d := page_data(url)) and d["sc2dask-rows"]["agent_steps"][-1]
                       > rows["agent_steps"][-1] and d, what="the page to show new updates")
         assert later["sc2dask-rows"]["update"][-1] > rows["update"][-1]
 
-        metrics = until(lambda: (m := scrape(client)).get("sc2dask_env_steps_per_second")
+        metrics = wait_until(lambda: (m := scrape(client)).get("sc2dask_env_steps_per_second")
                         and all(v > 0 for _, v in m["sc2dask_env_steps_per_second"]) and m,
                         what="both workers' env steps/s on /metrics")
         assert {labels["worker"] for labels, _ in metrics["sc2dask_sc2_instances"]} == set(
@@ -135,7 +125,7 @@ def test_the_page_and_metrics_follow_a_training_run(client):
     assert value(metrics, "sc2dask_parameter_version") == summary["version"]
     assert value(metrics, "sc2dask_episode_score") == pytest.approx(
         summary["mean_score_last_100"])
-    until(lambda: "sc2dask_sc2_instances" not in scrape(client),
+    wait_until(lambda: "sc2dask_sc2_instances" not in scrape(client),
           timeout=30, what="closed hosts to leave the instance metrics")
 
 
@@ -159,7 +149,7 @@ def test_malformed_events_are_ignored(client):
                        "staleness": 2, "mean_score_last_100": 3.0, "episodes": 1,
                        "bytes_moved": 4096, "note": "text is dropped"}, [3.0])
     publisher.flush()
-    metrics = until(lambda: (m := scrape(client)).get("sc2dask_agent_steps_total") == [({}, 64)]
+    metrics = wait_until(lambda: (m := scrape(client)).get("sc2dask_agent_steps_total") == [({}, 64)]
                     and m, timeout=10, what="the published row")
     assert value(metrics, "sc2dask_gradient_staleness") == 2
     assert value(metrics, "sc2dask_episode_score_last") == 3.0
@@ -173,7 +163,7 @@ def test_dask_scheduler_command_line_preload(tmp_path):
          "--scheduler-file", str(scheduler_file)],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        until(scheduler_file.exists, timeout=60, what="the scheduler file")
+        wait_until(scheduler_file.exists, timeout=60, what="the scheduler file")
         with Client(scheduler_file=str(scheduler_file), timeout=30) as client:
             assert training_page_link(client) == dashboard(client) + "/" + PAGE
             assert get(f"{dashboard(client)}/{PAGE}")[0] == 200
@@ -182,7 +172,7 @@ def test_dask_scheduler_command_line_preload(tmp_path):
                                "staleness": 0, "mean_score_last_100": 1.5, "episodes": 3,
                                "bytes_moved": 10}, [])
             publisher.flush()
-            metrics = until(lambda: (m := scrape(client)).get("sc2dask_updates_total") and m,
+            metrics = wait_until(lambda: (m := scrape(client)).get("sc2dask_updates_total") and m,
                             timeout=10, what="the published row")
             assert value(metrics, "sc2dask_updates_total") == 7
             (labels, _), = metrics["sc2dask_training_info"]

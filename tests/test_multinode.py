@@ -13,6 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 from distributed import Client
+from waiting import wait_until
 
 BIN = Path(sys.executable).parent
 TINY_AGENT = {"DASK_SC2DASK__AGENT__SCREEN": "16", "DASK_SC2DASK__AGENT__MINIMAP": "16",
@@ -42,7 +43,7 @@ class Processes:
         info = self.logs / "scheduler.json"
         self.start("scheduler", str(BIN / "dask"), "scheduler", "--host", "127.0.0.1",
                    "--port", "0", "--dashboard-address", ":0", "--scheduler-file", str(info))
-        return _wait_for(lambda: _read_json(info), 60)["address"]
+        return wait_until(lambda: _read_json(info), 60, "the scheduler file")["address"]
 
     def close(self):
         for _, process, _ in self.started:
@@ -111,7 +112,7 @@ def test_a_worker_without_a_usable_game_is_named_with_the_fix(processes, tmp_pat
     with Client(address, timeout=30) as client:
         client.wait_for_workers(1, timeout=120)
         (worker,) = client.scheduler_info(n_workers=-1)["workers"]
-        event = _wait_for(lambda: client.get_events("sc2dask-worker"), 60)[0][1]
+        event = wait_until(lambda: client.get_events("sc2dask-worker"), 60, "the worker's event")[0][1]
     assert event["worker"] == worker and not event["ok"] and str(empty) in event["error"]
     assert "cannot start StarCraft II" in processes.log("worker")
 
@@ -123,16 +124,6 @@ def test_a_worker_without_a_usable_game_is_named_with_the_fix(processes, tmp_pat
     error = train.stderr.strip().splitlines()[-1]
     assert error.startswith("error: StarCraft II cannot start on worker " + worker)
     assert f"SC2PATH={empty} holds no game binary" in error and "Unset SC2PATH" in error
-
-
-def _wait_for(condition, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise TimeoutError("timed out waiting")
 
 
 def _cmdline(process):

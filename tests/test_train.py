@@ -2,7 +2,6 @@
 
 import os
 import signal
-import threading
 
 import numpy as np
 import pytest
@@ -12,6 +11,7 @@ from sc2dask import checkpoint
 from sc2dask.cluster import local_cluster
 from sc2dask.errors import CheckpointError, ConfigError, UnknownMapError
 from sc2dask.train import train
+from waiting import wait_until
 
 pytestmark = pytest.mark.usefixtures("sc2path")
 TINY = dict(action_set="move", screen=16, minimap=16)
@@ -62,7 +62,7 @@ def test_checkpoint_then_resume_restores_weights_and_optimizer_exactly(client, t
 
 def test_a_killed_game_is_restarted_and_training_goes_on(client):
     handle = train(client=client, envs=2, max_steps=480, agent_overrides=TINY)
-    _when(lambda: handle.progress.updates >= 3)
+    wait_until(lambda: handle.progress.updates >= 3, what="3 updates")
     pool = handle._run.pool
     pool.call(pool.placements[0], "crash_game", 0)
     summary = handle.wait(timeout=600)
@@ -73,7 +73,7 @@ def test_a_killed_game_is_restarted_and_training_goes_on(client):
 
 def test_a_killed_worker_mid_rollout_is_replaced_and_training_goes_on(client):
     handle = train(client=client, envs=2, max_steps=480, agent_overrides=TINY)
-    _when(lambda: handle.progress.updates >= 3)
+    wait_until(lambda: handle.progress.updates >= 3, what="3 updates")
     pool = handle._run.pool
     victim = pool.call(pool.placements[0], "stats")["pid"]
     os.kill(victim, signal.SIGKILL)
@@ -98,12 +98,3 @@ def test_user_errors_are_clear(client, tmp_path):
         train(client=client, checkpoint_dir=str(tmp_path), resume=True,
               agent_overrides=TINY).wait(timeout=600)
 
-
-def _when(condition, timeout=300.0):
-    done = threading.Event()
-    deadline = threading.Timer(timeout, done.set)
-    deadline.start()
-    while not condition() and not done.is_set():
-        done.wait(0.05)
-    deadline.cancel()
-    assert condition(), "timed out waiting"

@@ -409,6 +409,9 @@ class Learner:
                 raise ValueError(f"Trajectory actions[{head!r}] missing or not of length {n}")
         if not np.all(np.isfinite(trajectory.rewards)):
             raise ValueError("Trajectory rewards contain NaN or inf")
+        if trajectory.log_probs is not None and np.shape(trajectory.log_probs) != (n,):
+            raise ValueError(f"Trajectory log_probs has shape {np.shape(trajectory.log_probs)}, "
+                             f"expected ({n},): one per step, or None")
 
 
 def _check_finite(grads, variables, what: str) -> None:
