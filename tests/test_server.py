@@ -125,6 +125,7 @@ def test_signals_stop_the_launched_process_promptly_and_leave_nothing(tmp_path, 
         assert not psutil.pid_exists(proc.pid)
         ws.close()
     assert "Traceback" not in stderr
+    assert "Listening" not in stderr  # the launcher (what pysc2 starts) runs it -quiet
 
 
 def test_other_paths_get_404():

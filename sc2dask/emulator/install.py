@@ -63,7 +63,8 @@ def _launcher_script() -> str:
     if str(_SOURCE_ROOT) not in site.getsitepackages():  # A source checkout.
         lines.append(
             f"export PYTHONPATH={shlex.quote(str(_SOURCE_ROOT))}${{PYTHONPATH:+:$PYTHONPATH}}")
-    lines.append(f'exec {shlex.quote(sys.executable)} -m sc2dask.emulator "$@"')
+    # Quiet: a training run starts a game per env, and each would print its address.
+    lines.append(f'exec {shlex.quote(sys.executable)} -m sc2dask.emulator -quiet "$@"')
     return "\n".join(lines) + "\n"
 
 

@@ -42,6 +42,8 @@ def parse_flags(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
     for flag in ("-headlessNoRender", "-verboseMP", "-ipv6"):
         parser.add_argument(flag, action="store_true")
     parser.add_argument("-verbose", action="store_true", help="log every connection")
+    parser.add_argument("-quiet", action="store_true",
+                        help="warnings and errors only (how pysc2's launches run it)")
     return parser.parse_known_args(list(argv))
 
 
@@ -108,7 +110,8 @@ class GameServer:
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve one emulated game on ``-listen``/``-port`` until ``quit``, SIGTERM or SIGINT."""
     args, unknown = parse_flags(sys.argv[1:] if argv is None else argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+    level = logging.DEBUG if args.verbose else logging.WARNING if args.quiet else logging.INFO
+    logging.basicConfig(level=level,
                         format="sc2dask emulator: %(message)s", stream=sys.stderr,
                         force=True)  # This process is ours; drop handlers set by imports.
     logging.getLogger("websockets").setLevel(logging.WARNING)
