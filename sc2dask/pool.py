@@ -21,6 +21,8 @@ log = logging.getLogger(__name__)
 # How a lost actor shows up on the client (dask-notes §3).
 ACTOR_LOST = (RuntimeError, OSError, TimeoutError, concurrent.futures.TimeoutError)
 MAX_TRIES = 5
+START_TIMEOUT = 60.0  # seconds for a replacement host to start before another look
+LOST_GRACE = 10.0  # seconds before the lost host's own worker is tried again
 
 
 @dataclasses.dataclass
@@ -56,18 +58,28 @@ class EnvPool:
 
     # --- placement and supervision -------------------------------------------------------
 
-    def _start(self, placement: Placement) -> None:
-        placement.host = self.client.submit(
+    def _start(self, placement: Placement, timeout: float | None = None) -> None:
+        future = self.client.submit(
             EnvHost, self.config, placement.n_envs, placement.seed, self.tf_threads,
-            actor=True, workers=[placement.worker], allow_other_workers=False,
-            pure=False).result(timeout=self.call_timeout)
+            actor=True, workers=[placement.worker], allow_other_workers=False, pure=False)
+        try:
+            placement.host = future.result(timeout=timeout or self.call_timeout)
+        except ACTOR_LOST:
+            future.cancel()  # else it waits for its worker for ever
+            raise
 
     def _replace(self, placement: Placement, reason: BaseException, deadline: float = 120.0):
-        """Recreate a lost host on the live worker with the most free SC2 capacity."""
+        """Recreate a lost host on the live worker with the most free SC2 capacity.
+
+        The scheduler may still list the lost worker for a moment after it died, so it is
+        tried last, and each try is bounded by ``START_TIMEOUT``: an actor submitted to a
+        worker that is gone would otherwise wait for it for ever.
+        """
         log.warning("env host on %s lost (%r); recreating it", placement.worker, reason)
         self.host_restarts += 1
         placement.seed += 100_003
-        stop = time.monotonic() + deadline
+        lost, started = placement.worker, time.monotonic()
+        stop = started + deadline
         while True:
             used = {}
             for p in self.placements:
@@ -75,10 +87,12 @@ class EnvPool:
                     used[p.worker] = used.get(p.worker, 0) + p.n_envs
             free = {w: n - used.get(w, 0) for w, n in sc2_capacity(self.client).items()}
             fits = [w for w, n in free.items() if n >= placement.n_envs]
+            if fits == [lost] and time.monotonic() < started + LOST_GRACE:
+                fits = []  # most likely it died: give its restart a moment to register
             if fits:
-                placement.worker = max(fits, key=lambda w: free[w])
+                placement.worker = max(fits, key=lambda w: (w != lost, free[w]))
                 try:
-                    return self._start(placement)
+                    return self._start(placement, timeout=START_TIMEOUT)
                 except ACTOR_LOST as exc:  # that worker went too; look again
                     reason = exc
             if time.monotonic() > stop:

@@ -52,7 +52,8 @@ def test_launcher_execs_this_python_with_the_emulator(tmp_path):
     launcher = install(tmp_path) / EXECUTABLE
     script = launcher.read_text()
     assert script.startswith("#!/bin/sh\n") and MARKER in script
-    assert f'exec {sys.executable} -m sc2dask.emulator -quiet "$@"' in script
+    assert (f'exec {sys.executable} -m sc2dask.emulator -quiet -exitWithParent "$PPID" "$@"'
+            in script)
     help_text = subprocess.run([str(launcher), "-h"], capture_output=True, text=True,
                                timeout=60, check=True).stdout
     assert "-listen" in help_text and "-port" in help_text

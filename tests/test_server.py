@@ -128,6 +128,23 @@ def test_signals_stop_the_launched_process_promptly_and_leave_nothing(tmp_path, 
     assert "Listening" not in stderr  # the launcher (what pysc2 starts) runs it -quiet
 
 
+def test_a_launched_game_exits_when_its_owner_dies(tmp_path):
+    """A SIGKILLed Dask worker cannot quit its games; they must not run on, orphaned."""
+    launcher = install(tmp_path / "StarCraftII") / EXECUTABLE
+    owner = subprocess.run(  # starts the game, prints its pid, and dies at once
+        [sys.executable, "-c", "import subprocess, sys; p = subprocess.Popen(sys.argv[1:], "
+         "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); print(p.pid)",
+         str(launcher), "-listen", "127.0.0.1", "-port", str(free_port())],
+        capture_output=True, text=True, timeout=60, check=True)
+    game = psutil.Process(int(owner.stdout))
+    try:
+        game.wait(timeout=20)  # raises TimeoutExpired if it runs on (no exit code: not our child)
+        assert not game.is_running()
+    finally:
+        if game.is_running():
+            game.kill()
+
+
 def test_other_paths_get_404():
     with emulator() as (proc, port):
         connect(port).close()  # Wait until it listens.

@@ -78,6 +78,7 @@ def test_a_killed_worker_mid_rollout_is_replaced_and_training_goes_on(client):
     victim = pool.call(pool.placements[0], "stats")["pid"]
     os.kill(victim, signal.SIGKILL)
     summary = handle.wait(timeout=300)
+    assert not handle.running, "training stalled after the worker was killed"
     assert summary["agent_steps"] >= 480 and summary["rejected_gradients"] == 0
     assert pool.host_restarts >= 1 and summary["restarts"] >= 1
 

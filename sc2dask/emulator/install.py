@@ -63,8 +63,10 @@ def _launcher_script() -> str:
     if str(_SOURCE_ROOT) not in site.getsitepackages():  # A source checkout.
         lines.append(
             f"export PYTHONPATH={shlex.quote(str(_SOURCE_ROOT))}${{PYTHONPATH:+:$PYTHONPATH}}")
-    # Quiet: a training run starts a game per env, and each would print its address.
-    lines.append(f'exec {shlex.quote(sys.executable)} -m sc2dask.emulator -quiet "$@"')
+    # Quiet: a training run starts a game per env, and each would print its address. A game
+    # whose owner died (a killed Dask worker) exits instead of running on, orphaned.
+    lines.append(f'exec {shlex.quote(sys.executable)} -m sc2dask.emulator -quiet '
+                 f'-exitWithParent "$PPID" "$@"')
     return "\n".join(lines) + "\n"
 
 

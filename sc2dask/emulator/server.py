@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import socket
 import sys
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable, Sequence
 from http import HTTPStatus
@@ -44,6 +46,8 @@ def parse_flags(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("-verbose", action="store_true", help="log every connection")
     parser.add_argument("-quiet", action="store_true",
                         help="warnings and errors only (how pysc2's launches run it)")
+    parser.add_argument("-exitWithParent", type=int, metavar="PID",
+                        help="exit when process PID (the one that started this one) dies")
     return parser.parse_known_args(list(argv))
 
 
@@ -136,6 +140,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             signal.signal(signum, lambda signum, frame: None)
         accept = threading.Thread(target=server.serve_forever, name="sc2api-accept")
         accept.start()
+        if args.exitWithParent:
+            threading.Thread(target=_wake_when_orphaned,
+                             args=(args.exitWithParent, wake_up_writer),
+                             name="parent-watch", daemon=True).start()
         host, port = server.address
         log.info("Listening on ws://%s:%s%s", f"[{host}]" if ":" in host else host, port,
                  API_PATH)
@@ -148,3 +156,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         server.shutdown()
         accept.join()
     return 0
+
+
+def _wake_when_orphaned(parent: int, wake_up_writer: socket.socket, every: float = 1.0) -> None:
+    """Stop the server once ``parent`` is gone (e.g. a SIGKILLed Dask worker), as it can
+    no longer quit the game and nobody else knows its port."""
+    while os.getppid() == parent:  # an orphan is adopted by init or a subreaper
+        time.sleep(every)
+    log.warning("The process that started this game (pid %d) is gone; exiting", parent)
+    wake_up_writer.send(b"p")
