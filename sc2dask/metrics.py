@@ -47,11 +47,10 @@ class TrainingCollector(Collector):
         for key, help_text in counters.items():
             name = "updates" if key == "update" else key
             yield CounterMetricFamily(f"{PREFIX}_{name}", help_text, value=_finite(row[key]))
-        scores = [score for _, score in monitor.episodes]
         gauges = {
             "episode_score": ("Mean score of the last 100 episodes", row["mean_score_last_100"]),
             "episode_score_last": ("Score of the latest episode",
-                                   scores[-1] if scores else math.nan),
+                                   monitor.episodes[-1][1] if monitor.episodes else math.nan),
             "parameter_version": ("Version of the parameter store's weights", row["version"]),
             "gradient_staleness": ("Versions between the weights a gradient was computed "
                                    "with and the store's, at the latest update",

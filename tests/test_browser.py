@@ -7,7 +7,6 @@ which ``tools/venv.sh`` installs when it runs as root. The screenshot lands in
 
 import os
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from distributed import Client
 from sc2dask.cluster import local_cluster
 from sc2dask.telemetry import training_page_link
 from sc2dask.train import train
+from waiting import wait_until
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -76,9 +76,8 @@ def test_training_page_in_chromium_shows_live_data(client, browser):
 
     handle = train(client=client, envs=2, max_steps=20_000, agent_overrides=TINY)
     try:
-        deadline = time.monotonic() + 300
-        while handle.progress.updates < 3 and handle.running and time.monotonic() < deadline:
-            time.sleep(0.2)
+        wait_until(lambda: handle.progress.updates >= 3 or not handle.running,
+                   what="3 updates")
         assert handle.progress.updates >= 3, "training did not start"
         browser.get(training_page_link(client))
         wait = WebDriverWait(browser, 120, poll_frequency=0.5)
