@@ -1,7 +1,7 @@
 """The training page in a real headless Chromium while training runs; saves a screenshot.
 
 Chromium and its WebDriver are Debian's ``chromium`` and ``chromium-driver`` packages,
-which ``tools/venv.sh`` installs when it runs as root. The screenshot lands in
+which ``tools/chromium.sh`` (sourced by run-tests.sh) installs as root. The screenshot lands in
 ``$SC2DASK_ARTIFACTS`` (default ``tests/artifacts/``) as ``training-page.png``.
 """
 
@@ -23,7 +23,7 @@ pytestmark = [
     pytest.mark.usefixtures("sc2path"),
     pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
                        reason="needs Chromium and its WebDriver (Debian: apt-get install "
-                              "chromium chromium-driver; tools/venv.sh does it as root)"),
+                              "chromium chromium-driver; ./run-tests.sh does it as root)"),
 ]
 TINY = dict(action_set="move", screen=16, minimap=16)
 FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
