@@ -18,7 +18,7 @@ import numpy as np
 from s2clientprotocol import common_pb2, sc2api_pb2 as sc_pb
 
 from sc2dask.game import find_game
-from sc2dask.pysc2 import PACKAGE_NAME, features, random_agent, sc2_env
+from sc2dask.game.pysc2lib import PACKAGE_NAME, features, random_agent, sc2_env
 
 stopwatch = importlib.import_module(PACKAGE_NAME + ".lib.stopwatch").sw
 

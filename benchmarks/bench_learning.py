@@ -19,7 +19,7 @@ from pathlib import Path
 from distributed import Client
 
 import sc2dask
-from sc2dask.cluster import local_cluster
+from sc2dask.training.cluster import local_cluster
 
 
 def main():

@@ -34,12 +34,13 @@ import time
 import numpy as np
 from distributed import Client
 
-from sc2dask.cluster import cluster_client, local_cluster
+from sc2dask.training.cluster import cluster_client, local_cluster
 from sc2dask.config import settings
-from sc2dask.env_host import EnvConfig, EnvHost
+from sc2dask.game import EnvConfig
+from sc2dask.runtime.env_host import EnvHost
 from sc2dask.game import find_game
-from sc2dask.pool import EnvPool
-from sc2dask.pysc2 import PACKAGE_NAME, random_agent
+from sc2dask.training.pool import EnvPool
+from sc2dask.game.pysc2lib import PACKAGE_NAME, random_agent
 
 CONFIG = EnvConfig("MoveToBeacon", screen=32, minimap=32, step_mul=8)
 AGENT = f"{PACKAGE_NAME}.agents.random_agent.RandomAgent"

@@ -8,14 +8,14 @@ process) never imports the training code, Dask or TensorFlow.
 """
 
 import importlib
-import sys
-import types
 
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "train": "sc2dask.train", "evaluate": "sc2dask.evaluate",
-    "local_cluster": "sc2dask.cluster", "EnvConfig": "sc2dask.env_host",
+    "train": "sc2dask.training.loop", "evaluate": "sc2dask.training.evaluate",
+    "local_cluster": "sc2dask.training.cluster", "EnvConfig": "sc2dask.game",
+    "TrainSettings": "sc2dask.settings", "AgentSettings": "sc2dask.settings",
+    "EvaluateSettings": "sc2dask.settings",
     "SC2DaskError": "sc2dask.errors", "UnknownMapError": "sc2dask.errors",
     "GameNotFoundError": "sc2dask.errors", "ConfigError": "sc2dask.errors",
     "NoCapacityError": "sc2dask.errors", "SchedulerUnreachableError": "sc2dask.errors",
@@ -32,13 +32,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'sc2dask' has no attribute {name!r}")
 
 
-class _Package(types.ModuleType):
-    """``sc2dask.train`` and ``sc2dask.evaluate`` stay the functions: importing the
-    submodules of the same name would otherwise set the package attribute to the module."""
-
-    def __setattr__(self, name, value):
-        if not (name in _EXPORTS and isinstance(value, types.ModuleType)):
-            super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
+def __dir__():
+    return sorted([*globals(), *_EXPORTS])

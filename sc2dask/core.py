@@ -2,18 +2,25 @@
 
 - An **environment host** (``EnvHost``, on a Dask worker) owns several pysc2 envs and
   plays them with a **policy** for n steps, returning ``Trajectory`` records.
-- The **parameter store** (on the client) holds versioned weights and optimizer state;
-  a **learner** turns trajectories into gradients, which the store applies.
+- A **learner** turns trajectories into gradients and applies gradients to its weights.
+- The **parameter store** (on the client) holds the learner's versioned weights; an
+  **update rule** decides when gradients or trajectories become a new version.
 
 Everything that crosses the network is plain numpy, so it pickles cheaply and never
-depends on TensorFlow being importable where it lands.
+depends on TensorFlow being importable where it lands. This module imports nothing else
+of sc2dask: the rest of the code reads as the interplay of these roles.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 import numpy as np
+
+Weights = list[np.ndarray]  # one array per trainable variable, in the model's order
+Metrics = dict[str, float]
 
 
 @dataclasses.dataclass
@@ -41,6 +48,27 @@ class Trajectory:
     # weights that moved on since (clipped ratio) and reuse a batch for several epochs.
     log_probs: np.ndarray | None = None
 
+    @classmethod
+    def from_steps(cls, observations: Sequence[Mapping[str, np.ndarray]],
+                   actions: Sequence[Mapping[str, int]], rewards: Sequence[float],
+                   terminal: Sequence[bool], version: int, truncated: bool = False,
+                   episode_scores: Sequence[float] = (),
+                   log_probs: Sequence[float] | None = None) -> Trajectory:
+        """A trajectory from one env's per-step records.
+
+        ``observations``: T + 1 encoded observations (``ObservationEncoder.encode``);
+        ``actions``: T dicts of head indices (one env's slice of ``Policy.act``'s actions).
+        """
+        if len(observations) != len(actions) + 1:
+            raise ValueError(f"A trajectory of {len(actions)} steps needs {len(actions) + 1} "
+                             f"observations, got {len(observations)}")
+        return cls(
+            observations={k: np.stack([o[k] for o in observations]) for k in observations[0]},
+            actions={h: np.array([a[h] for a in actions], np.int32) for h in actions[0]},
+            rewards=np.asarray(rewards, np.float32), terminal=np.asarray(terminal, bool),
+            version=version, truncated=truncated, episode_scores=list(episode_scores),
+            log_probs=None if log_probs is None else np.asarray(log_probs, np.float32))
+
     def __len__(self) -> int:
         return len(self.rewards)
 
@@ -48,3 +76,32 @@ class Trajectory:
     def nbytes(self) -> int:
         arrays = [*self.observations.values(), *self.actions.values(), self.rewards, self.terminal]
         return sum(a.nbytes for a in arrays)
+
+
+class Policy(Protocol):
+    """Chooses actions for a batch of pysc2 observations (runs on env hosts)."""
+
+    def act(self, observations: Any, rng: np.random.Generator) -> tuple[dict, dict, list]:
+        """(head indices, {"value", "log_prob"}, one pysc2 FunctionCall per env)."""
+
+    def set_weights(self, weights: Weights) -> None: ...
+
+
+class Learner(Protocol):
+    """Turns trajectories into gradients, and gradients into new weights."""
+
+    policy: Policy
+    optimizer: Any  # its learning rate is scaled for stale gradients (update rules)
+
+    def compute_gradients(self, trajectories: Sequence[Trajectory]) -> tuple[Weights, Metrics]:
+        ...
+
+    def apply_gradients(self, grads: Weights) -> None: ...
+
+    def get_weights(self) -> Weights: ...
+
+    def set_weights(self, weights: Weights) -> None: ...
+
+    def get_optimizer_state(self) -> Weights: ...
+
+    def set_optimizer_state(self, state: Weights) -> None: ...

@@ -13,9 +13,6 @@ class GameNotFoundError(SC2DaskError, FileNotFoundError):
     """No StarCraft II install (real or emulated) where one was required."""
 
 
-class UnsupportedRequestError(SC2DaskError):
-    """A request the emulator deliberately does not implement (e.g. RGB rendering)."""
-
 
 class ConfigError(SC2DaskError, ValueError):
     """A bad setting: unknown config key, bad value, or an agent path that does not load."""

@@ -1,16 +1,22 @@
-"""Shared fixtures: a StarCraft II-like install that launches the emulator, for real pysc2."""
+"""Shared fixtures: an emulator install for real pysc2, and a real local Dask cluster.
+
+Tests marked ``unit`` (``pytest -m unit``) need neither: pure functions and settings,
+under a minute together.
+"""
 
 import os
 
 import pytest
+from distributed import Client
 
-from sc2dask.emulator.install import install
+from sc2dask.game import install_emulator
+from sc2dask.training.cluster import local_cluster
 
 
 @pytest.fixture(scope="session")
 def sc2path(tmp_path_factory):
     """SC2PATH pointing at an emulator install, for the whole session (pysc2 reads the env)."""
-    path = install(tmp_path_factory.mktemp("StarCraftII"))
+    path = install_emulator(tmp_path_factory.mktemp("StarCraftII"))
     old = os.environ.get("SC2PATH")
     os.environ["SC2PATH"] = str(path)
     yield path
@@ -18,6 +24,18 @@ def sc2path(tmp_path_factory):
         os.environ.pop("SC2PATH", None)
     else:
         os.environ["SC2PATH"] = old
+
+
+@pytest.fixture(scope="module")
+def client(sc2path, request):
+    """A client of a fresh two-worker local cluster per test module (tests kill workers).
+
+    A module sets ``SC2_PER_WORKER`` for more than one SC2 slot per worker.
+    """
+    per_worker = getattr(request.module, "SC2_PER_WORKER", 1)
+    with local_cluster(n_workers=2, sc2_per_worker=per_worker) as cluster, \
+            Client(cluster, direct_to_workers=True) as client:
+        yield client
 
 
 @pytest.fixture(scope="session", autouse=True)

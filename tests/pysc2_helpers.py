@@ -1,6 +1,6 @@
 """Small helpers for tests that drive real pysc2 environments against the emulator."""
 
-from sc2dask.pysc2 import features, sc2_env
+from sc2dask.game.pysc2lib import features, sc2_env
 
 
 def make_env(map_name, screen=64, minimap=64, raw=False, feature_units=False, **kwargs):

@@ -11,18 +11,18 @@ import numpy as np
 import pytest
 
 from sc2dask.agents.a2c import (A2CConfig, Learner, Policy, advantage_operator,
-                                discounted_returns, make_trajectory, set_tf_threads)
+                                discounted_returns, set_tf_threads)
 from sc2dask.agents.fullyconv import build_fullyconv
 from sc2dask.agents.spaces import (ACTION_SETS, ActionSet, ObservationEncoder,
                                    agent_interface_format)
 from sc2dask.core import Trajectory
 from sc2dask.errors import ConfigError
 from sc2dask.game import make_env
-from sc2dask.pysc2 import actions
+from sc2dask.game.pysc2lib import actions
 
 pytestmark = pytest.mark.usefixtures("sc2path")
 
-MOVE_16 = A2CConfig(action_set="move", screen_size=16, minimap_size=16)
+MOVE_16 = A2CConfig(action_set="move", screen=16, minimap=16)
 
 
 def _env(config, seed=1, map_name="MoveToBeacon"):
@@ -65,7 +65,7 @@ def _play(env, policy, n_steps, rng, timestep=None, version=0):
         if timestep.last():
             timestep = env.reset()[0]
         observations.append(policy.encoder.encode(timestep.observation))
-    return make_trajectory(observations, steps, rewards, terminal, version,
+    return Trajectory.from_steps(observations, steps, rewards, terminal, version,
                            log_probs=log_probs), timestep
 
 
@@ -74,7 +74,7 @@ def _play(env, policy, n_steps, rng, timestep=None, version=0):
 
 @pytest.mark.parametrize("screen,minimap", [(16, 16), ((32, 24), (20, 12))])
 def test_encoder_matches_the_env(screen, minimap):
-    config = A2CConfig(action_set="minigames", screen_size=screen, minimap_size=minimap)
+    config = A2CConfig(action_set="minigames", screen=screen, minimap=minimap)
     env = _env(config)
     try:
         obs_spec = env.observation_spec()[0]
@@ -108,7 +108,7 @@ def test_encoder_matches_the_env(screen, minimap):
 
 def test_encoder_refuses_an_env_of_another_size():
     with pytest.raises(ConfigError, match="16x16"):
-        ObservationEncoder(_obs_spec(16, 16), A2CConfig(screen_size=32, minimap_size=32))
+        ObservationEncoder(_obs_spec(16, 16), A2CConfig(screen=32, minimap=32))
 
 
 def test_action_sets():
@@ -163,7 +163,7 @@ def test_model_stays_small_at_every_resolution():
     for screen, minimap, action_set in [(16, 16, "minigames"), (32, 32, "minigames"),
                                         (64, 64, "minigames"), ((64, 48), 32, "minigames"),
                                         (64, 64, "all")]:
-        config = A2CConfig(action_set=action_set, screen_size=screen, minimap_size=minimap)
+        config = A2CConfig(action_set=action_set, screen=screen, minimap=minimap)
         encoder = ObservationEncoder(_obs_spec(screen, minimap), config)
         model = build_fullyconv(encoder.spec(), encoder.action_set, config)
         sizes[screen, minimap, action_set] = sum(w.nbytes for w in model.get_weights())
@@ -191,7 +191,7 @@ def test_policy_rebuilds_from_config_and_weights():
 
 
 def test_sampling_respects_available_actions():
-    policy = Policy(A2CConfig(action_set="minigames", screen_size=16, minimap_size=16),
+    policy = Policy(A2CConfig(action_set="minigames", screen=16, minimap=16),
                     _obs_spec(16, 16))
     rng = np.random.default_rng(0)
     n = len(policy.action_set.function_ids)
@@ -214,7 +214,7 @@ def test_sampling_respects_available_actions():
 
 def test_sampled_actions_play_in_the_game():
     """Every sampled call is one the game accepts, on a rectangular screen."""
-    config = A2CConfig(action_set="minigames", screen_size=(24, 16), minimap_size=16)
+    config = A2CConfig(action_set="minigames", screen=(24, 16), minimap=16)
     env = _env(config, map_name="DefeatRoaches")
     try:
         policy = Policy(config, env.observation_spec()[0])
@@ -382,7 +382,7 @@ def test_learns_to_click_the_beacon(beacon_env):
     (no gain over random in 60k agent steps, ~10 min here; published A2C runs take
     10^5-10^6), while this fails on the same bugs: a wrong sign, mask or head index.
     """
-    config = A2CConfig(action_set="move", screen_size=16, minimap_size=16,
+    config = A2CConfig(action_set="move", screen=16, minimap=16,
                        learning_rate=3e-3, seed=1)
     learner = Learner(config, beacon_env.observation_spec()[0])
     encoder, rng = learner.policy.encoder, np.random.default_rng(4)
@@ -413,7 +413,7 @@ def test_learns_to_click_the_beacon(beacon_env):
         chosen, _, _ = learner.policy.act(batch, rng)
         rewards = np.array([f == 2 and hits(s, i) for s, f, i in
                             zip(picked, chosen["function"], chosen["screen"])], np.float32)
-        return [make_trajectory([s, s], [{k: v[i] for k, v in chosen.items()}], [rewards[i]],
+        return [Trajectory.from_steps([s, s], [{k: v[i] for k, v in chosen.items()}], [rewards[i]],
                                 [True], 0) for i, s in enumerate(picked)], rewards.mean()
 
     start, rates = time.monotonic(), []

@@ -10,11 +10,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from distributed import Client
 
-from sc2dask.cluster import local_cluster
-from sc2dask.telemetry import training_page_link
-from sc2dask.train import train
+from sc2dask.monitoring.telemetry import training_page_link
+from sc2dask import train
 from waiting import wait_until
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -39,13 +37,6 @@ const data = model.data;
 const values = data instanceof Map ? data.get(column) : data[column];
 return values ? values.length : -1;
 """
-
-
-@pytest.fixture(scope="module")
-def client():
-    with local_cluster(n_workers=2, sc2_per_worker=1) as cluster, \
-            Client(cluster, direct_to_workers=True) as client:
-        yield client
 
 
 @pytest.fixture

@@ -10,9 +10,8 @@ from bokeh.client import pull_session
 from distributed import Client
 from prometheus_client.parser import text_string_to_metric_families
 
-from sc2dask.cluster import local_cluster
-from sc2dask.telemetry import PAGE, TRAINING_TOPIC, TrainingPublisher, training_page_link
-from sc2dask.train import train
+from sc2dask.monitoring.telemetry import PAGE, TRAINING_TOPIC, TrainingPublisher, training_page_link
+from sc2dask import train
 from waiting import wait_until
 
 pytestmark = pytest.mark.usefixtures("sc2path")
@@ -20,13 +19,6 @@ TINY = dict(action_set="move", screen=16, minimap=16)
 INDIVIDUAL = ["individual-sc2dask-training", "individual-sc2dask-score",
               "individual-sc2dask-steps", "individual-sc2dask-version",
               "individual-sc2dask-bytes", "individual-sc2dask-instances"]
-
-
-@pytest.fixture(scope="module")
-def client():
-    with local_cluster(n_workers=2, sc2_per_worker=1) as cluster, \
-            Client(cluster, direct_to_workers=True) as client:
-        yield client
 
 
 def dashboard(client) -> str:

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from sc2dask import cli
-from sc2dask.emulator.install import EXECUTABLE, MARKER, install, is_emulator_install
+from sc2dask.emulator.install import EXECUTABLE, MARKER, is_emulator_install
 from sc2dask.errors import GameNotFoundError, UnknownMapError
-from sc2dask.game import find_game, make_env
-from sc2dask.pysc2 import MAPS_DIR, actions, maps, run_configs
+from sc2dask.game import find_game, install_emulator, make_env
+from sc2dask.game.pysc2lib import MAPS_DIR, actions, maps, run_configs
 
 
 @pytest.fixture
@@ -32,10 +32,10 @@ def fake_real_game(directory: Path) -> Path:
     return directory
 
 
-# --- install() -------------------------------------------------------------------------
+# --- install_emulator() -------------------------------------------------------------------------
 
 def test_layout_passes_pysc2s_own_run_config(env, tmp_path):
-    root = install(tmp_path / "StarCraftII")
+    root = install_emulator(tmp_path / "StarCraftII")
     env.setenv("SC2PATH", str(root))
     run_config = run_configs.get()
     assert run_config.data_dir == str(root)
@@ -49,7 +49,7 @@ def test_layout_passes_pysc2s_own_run_config(env, tmp_path):
 
 
 def test_launcher_execs_this_python_with_the_emulator(tmp_path):
-    launcher = install(tmp_path) / EXECUTABLE
+    launcher = install_emulator(tmp_path) / EXECUTABLE
     script = launcher.read_text()
     assert script.startswith("#!/bin/sh\n") and MARKER in script
     assert (f'exec {sys.executable} -m sc2dask.emulator -quiet -exitWithParent "$PPID" "$@"'
@@ -60,14 +60,14 @@ def test_launcher_execs_this_python_with_the_emulator(tmp_path):
 
 
 def test_install_is_idempotent_and_repairs_stale_parts(tmp_path):
-    root = install(tmp_path)
+    root = install_emulator(tmp_path)
     launcher, link = root / EXECUTABLE, root / "Maps" / "mini_games"
     first = launcher.stat().st_mtime_ns
-    assert install(tmp_path) == root and launcher.stat().st_mtime_ns == first
+    assert install_emulator(tmp_path) == root and launcher.stat().st_mtime_ns == first
     launcher.write_text(f'#!/bin/sh\n{MARKER}\nexec /old/venv/bin/python -m sc2dask.emulator "$@"\n')
     link.unlink()
     link.symlink_to(tmp_path / "elsewhere")
-    install(tmp_path)
+    install_emulator(tmp_path)
     assert sys.executable in launcher.read_text() and os.access(launcher, os.X_OK)
     assert link.resolve() == Path(MAPS_DIR, "mini_games").resolve()
 
@@ -77,16 +77,16 @@ def test_maps_are_copied_where_symlinks_fail(tmp_path, monkeypatch):
         raise OSError("symlinks not supported here")
 
     monkeypatch.setattr(Path, "symlink_to", refuse)
-    link = install(tmp_path) / "Maps" / "mini_games"
+    link = install_emulator(tmp_path) / "Maps" / "mini_games"
     assert link.is_dir() and not link.is_symlink()
     shipped = sorted(p.name for p in Path(MAPS_DIR, "mini_games").glob("*.SC2Map"))
     assert shipped and sorted(p.name for p in link.glob("*.SC2Map")) == shipped
-    install(tmp_path)  # A copy is kept and refreshed, not replaced.
+    install_emulator(tmp_path)  # A copy is kept and refreshed, not replaced.
     assert not link.is_symlink()
 
 
 def test_is_emulator_install_tells_the_launcher_from_a_real_game(tmp_path):
-    assert is_emulator_install(install(tmp_path / "emulator"))
+    assert is_emulator_install(install_emulator(tmp_path / "emulator"))
     assert not is_emulator_install(fake_real_game(tmp_path / "real"))
     assert not is_emulator_install(tmp_path / "missing")
 
@@ -130,7 +130,7 @@ def test_an_sc2path_without_a_game_is_an_error_naming_the_fix(env, tmp_path, mak
 
 
 def test_make_env_names_the_maps_for_an_unknown_map(env, tmp_path):
-    env.setenv("SC2PATH", str(install(tmp_path)))
+    env.setenv("SC2PATH", str(install_emulator(tmp_path)))
     with pytest.raises(UnknownMapError, match="MoveToBeacon"):
         make_env("NoSuchMap")
     with pytest.raises(UnknownMapError, match="emulator cannot play 'Simple64'"):

@@ -141,7 +141,7 @@ def _read_json(path: Path):
 
 
 def test_an_emulator_folder_that_cannot_be_written_is_reported_with_the_fix(tmp_path, monkeypatch):
-    from sc2dask.worker import check_game
+    from sc2dask.runtime.preload import check_game
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     monkeypatch.delenv("SC2PATH", raising=False)

@@ -9,9 +9,10 @@ from s2clientprotocol import sc2api_pb2 as sc_pb
 from sc2dask.emulator import observe, static_data
 from sc2dask.emulator.geometry import screen_geometry
 from sc2dask.emulator.maps import scenario_for
-from sc2dask.emulator.units import MARINE, ZERGLING, Order, Owner
+from sc2dask.emulator.gamedata import MARINE, ZERGLING
+from sc2dask.emulator.units import Order, Owner
 from sc2dask.emulator.world import World
-from sc2dask.pysc2 import PACKAGE_NAME, features, sc2_env
+from sc2dask.game.pysc2lib import PACKAGE_NAME, features, sc2_env
 
 pysc2_static_data = importlib.import_module(PACKAGE_NAME + ".lib.static_data")
 

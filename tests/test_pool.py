@@ -11,11 +11,11 @@ import psutil
 import pytest
 from distributed import Client
 
-from sc2dask.cluster import local_cluster
-from sc2dask.env_host import EnvConfig
+from sc2dask.training.cluster import local_cluster
+from sc2dask.game import EnvConfig
 from sc2dask.errors import ConfigError, NoCapacityError, UnknownMapError
-from sc2dask.evaluate import evaluate
-from sc2dask.pool import EnvPool
+from sc2dask import evaluate
+from sc2dask.training.pool import EnvPool
 
 pytestmark = pytest.mark.usefixtures("sc2path")
 
@@ -24,11 +24,7 @@ RANDOM = "pysc2_evolved.agents.random_agent.RandomAgent"
 SMALL = EnvConfig(screen=16, minimap=16)
 
 
-@pytest.fixture(scope="module")
-def client():
-    with local_cluster(n_workers=2, sc2_per_worker=2) as cluster, \
-            Client(cluster, direct_to_workers=True) as client:
-        yield client
+SC2_PER_WORKER = 2  # conftest's client: two games per worker
 
 
 def test_hosts_fill_capacity_and_never_exceed_it(client):

@@ -23,10 +23,10 @@ from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 from s2clientprotocol import common_pb2, raw_pb2, spatial_pb2, ui_pb2
 from s2clientprotocol import sc2api_pb2 as sc_pb
-from test_server import connect, emulator
+from emulator_process import connect, emulator
 
 from sc2dask.emulator.maps import PLANNED, SCENARIOS
-from sc2dask.pysc2 import (PACKAGE_NAME, features, maps, protocol, remote_controller, run_configs,
+from sc2dask.game.pysc2lib import (PACKAGE_NAME, features, maps, protocol, remote_controller, run_configs,
                            sc2_env)
 
 Status = sc_pb.Status

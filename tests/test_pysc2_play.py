@@ -5,7 +5,7 @@ import pytest
 from pysc2_helpers import make_env, play
 
 from sc2dask.emulator.maps import SCENARIOS
-from sc2dask.pysc2 import random_agent, scripted_agent
+from sc2dask.game.pysc2lib import random_agent, scripted_agent
 
 pytestmark = pytest.mark.usefixtures("sc2path")
 
@@ -70,7 +70,7 @@ def test_episode_length_matches_the_time_limit(map_name, steps):
 
 @pytest.mark.parametrize("step_mul", [1, 3, 16])
 def test_step_mul_advances_the_game_loop_exactly(step_mul):
-    from sc2dask.pysc2 import actions
+    from sc2dask.game.pysc2lib import actions
     with make_env("MoveToBeacon", screen=16, minimap=16, random_seed=2) as env:
         before = env.reset()[0].observation.game_loop[0]
         after = env.step([actions.FUNCTIONS.no_op()], step_mul=step_mul)[0].observation.game_loop[0]
@@ -111,5 +111,5 @@ class _Idle:
         pass
 
     def step(self, timestep):
-        from sc2dask.pysc2 import actions
+        from sc2dask.game.pysc2lib import actions
         return actions.FUNCTIONS.no_op()

@@ -9,9 +9,10 @@ from s2clientprotocol import sc2api_pb2 as sc_pb
 from sc2dask.emulator.geometry import screen_geometry
 from sc2dask.emulator.maps import scenario_for
 from sc2dask.emulator.render import MINIMAP_BPP, SCREEN_BPP, render_feature_layers
-from sc2dask.emulator.units import ZERGLING, Alliance, Owner
+from sc2dask.emulator.gamedata import ZERGLING
+from sc2dask.emulator.units import Alliance, Owner
 from sc2dask.emulator.world import World
-from sc2dask.pysc2 import features
+from sc2dask.game.pysc2lib import features
 
 
 def _setup(screen=(64, 64), minimap=(64, 64), width=24, **kw):

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from sc2dask.agents.a2c import A2CConfig, Learner
-from sc2dask.env_host import EnvConfig, _Slot
-from sc2dask.rollout import play_steps
+from sc2dask.game import EnvConfig
+from sc2dask.runtime.slot import EnvSlot
+from sc2dask.runtime.rollout import play_steps
 
 pytestmark = pytest.mark.usefixtures("sc2path")
 
@@ -31,8 +32,8 @@ class _KillAfter:
 
 
 def test_crash_mid_rollout_truncates_and_bootstraps_not_terminates():
-    config = A2CConfig(action_set="move", screen_size=16, minimap_size=16)
-    slot = _Slot(EnvConfig(screen=16, minimap=16), seed=3)
+    config = A2CConfig(action_set="move", screen=16, minimap=16)
+    slot = EnvSlot(EnvConfig(screen=16, minimap=16), seed=3)
     learner = Learner(config, {k: tuple(v) for k, v in slot.ensure().observation_spec()[0].items()})
     try:
         whole = play_steps(slot, learner.policy, version=0, n_steps=8)

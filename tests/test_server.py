@@ -1,6 +1,5 @@
 """The emulator process as pysc2 sees it: the game's flags, the websocket, signals and ``quit``."""
 
-import contextlib
 import signal
 import socket
 import subprocess
@@ -12,45 +11,13 @@ import pytest
 import websocket
 from s2clientprotocol import sc2api_pb2 as sc_pb
 
-from sc2dask.emulator.install import EXECUTABLE, install
-from sc2dask.pysc2 import remote_controller
+from sc2dask.emulator.install import EXECUTABLE
+from sc2dask.game import install_emulator
+from sc2dask.game.pysc2lib import remote_controller
 
-# What pysc2's sc_process passes (with -headlessNoRender when RGB is wanted but no GL
-# library exists), plus flags the emulator has never heard of.
-PYSC2_FLAGS = ["-dataDir", "/nonexistent/StarCraftII/", "-tempDir", "/tmp/sc-x/",
-               "-headlessNoRender", "-dataVersion", "B89B5D6FA7CBF6452E721311BFBC6CB2"]
-UNKNOWN_FLAGS = ["-unknownFlag", "value", "-anotherUnknownSwitch"]
+from emulator_process import PYSC2_FLAGS, connect, emulator, free_port
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def emulator(command=(sys.executable, "-m", "sc2dask.emulator"), flags=PYSC2_FLAGS):
-    """A running emulator process on a free port; killed at the end if still running."""
-    port = free_port()
-    proc = subprocess.Popen([*command, "-listen", "127.0.0.1", "-port", str(port), *flags],
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        yield proc, port
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate(timeout=10)
-
-
-def connect(port, path="/sc2api", **kwargs):
-    """Connect like pysc2: retry while the process starts up (bounded to ~20 s)."""
-    for _ in range(200):
-        try:
-            return websocket.create_connection(f"ws://127.0.0.1:{port}{path}", timeout=10,
-                                               **kwargs)
-        except ConnectionRefusedError:
-            time.sleep(0.1)
-    raise TimeoutError(f"the emulator never listened on port {port}")
+UNKNOWN_FLAGS = ["-unknownFlag", "value", "-anotherUnknownSwitch"]  # the game ignores these
 
 
 def request(**fields):
@@ -105,7 +72,7 @@ def test_pysc2_remote_controller_pings_and_quits():
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_signals_stop_the_launched_process_promptly_and_leave_nothing(tmp_path, signum):
-    launcher = install(tmp_path / "StarCraftII") / EXECUTABLE
+    launcher = install_emulator(tmp_path / "StarCraftII") / EXECUTABLE
     with emulator(command=[str(launcher)]) as (proc, port):
         ws = connect(port)  # A game still connected must not hold the exit up.
         ws.send(request(ping=sc_pb.RequestPing(), id=1))
@@ -130,7 +97,7 @@ def test_signals_stop_the_launched_process_promptly_and_leave_nothing(tmp_path, 
 
 def test_a_launched_game_exits_when_its_owner_dies(tmp_path):
     """A SIGKILLed Dask worker cannot quit its games; they must not run on, orphaned."""
-    launcher = install(tmp_path / "StarCraftII") / EXECUTABLE
+    launcher = install_emulator(tmp_path / "StarCraftII") / EXECUTABLE
     owner = subprocess.run(  # starts the game, prints its pid, and dies at once
         [sys.executable, "-c", "import subprocess, sys; p = subprocess.Popen(sys.argv[1:], "
          "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); print(p.pid)",

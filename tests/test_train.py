@@ -5,23 +5,14 @@ import signal
 
 import numpy as np
 import pytest
-from distributed import Client
 
-from sc2dask import checkpoint
-from sc2dask.cluster import local_cluster
+from sc2dask.training import checkpoint
 from sc2dask.errors import CheckpointError, ConfigError, UnknownMapError
-from sc2dask.train import train
+from sc2dask import train
 from waiting import wait_until
 
 pytestmark = pytest.mark.usefixtures("sc2path")
 TINY = dict(action_set="move", screen=16, minimap=16)
-
-
-@pytest.fixture(scope="module")
-def client():
-    with local_cluster(n_workers=2, sc2_per_worker=1) as cluster, \
-            Client(cluster, direct_to_workers=True) as client:
-        yield client
 
 
 @pytest.mark.parametrize("mode", ["central", "sync", "async"])
@@ -51,7 +42,7 @@ def test_checkpoint_then_resume_restores_weights_and_optimizer_exactly(client, t
     resumed = train(client=client, envs=2, max_steps=0, checkpoint_dir=str(tmp_path),
                     resume=True, agent_overrides=TINY)
     again = resumed.wait(timeout=600)
-    learner = resumed._run.store.learner
+    learner = resumed.store.learner
     for a, b in zip(weights, learner.get_weights()):
         np.testing.assert_array_equal(a, b)
     for a, b in zip(optimizer, learner.get_optimizer_state()):
@@ -63,7 +54,7 @@ def test_checkpoint_then_resume_restores_weights_and_optimizer_exactly(client, t
 def test_a_killed_game_is_restarted_and_training_goes_on(client):
     handle = train(client=client, envs=2, max_steps=480, agent_overrides=TINY)
     wait_until(lambda: handle.progress.updates >= 3, what="3 updates")
-    pool = handle._run.pool
+    pool = handle.pool
     pool.call(pool.placements[0], "crash_game", 0)
     summary = handle.wait(timeout=600)
     assert summary["agent_steps"] >= 480
@@ -74,7 +65,7 @@ def test_a_killed_game_is_restarted_and_training_goes_on(client):
 def test_a_killed_worker_mid_rollout_is_replaced_and_training_goes_on(client):
     handle = train(client=client, envs=2, max_steps=480, agent_overrides=TINY)
     wait_until(lambda: handle.progress.updates >= 3, what="3 updates")
-    pool = handle._run.pool
+    pool = handle.pool
     victim = pool.call(pool.placements[0], "stats")["pid"]
     os.kill(victim, signal.SIGKILL)
     summary = handle.wait(timeout=300)
@@ -86,7 +77,7 @@ def test_a_killed_worker_mid_rollout_is_replaced_and_training_goes_on(client):
 def test_user_errors_are_clear(client, tmp_path):
     with pytest.raises(ConfigError, match="needs mode='central'"):
         train(client=client, mode="sync", agent_overrides={"epochs": 2})
-    with pytest.raises(ConfigError, match="Unknown sc2dask.train setting 'max-step'"):
+    with pytest.raises(ConfigError, match="Unknown setting sc2dask.train.max-step"):
         train(client=client, max_step=10)
     with pytest.raises(ConfigError, match="mode"):
         train(client=client, mode="sideways")

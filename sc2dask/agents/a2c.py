@@ -8,7 +8,7 @@ Weights, gradients and optimizer state leave this module as lists of numpy array
 Keras 3 models do not pickle through distributed, so each process rebuilds the model
 from ``(A2CConfig, obs_spec)`` and loads the arrays.
 
-How a ``Trajectory`` is filled (``make_trajectory`` does it from per-step records):
+How a ``Trajectory`` is filled (``Trajectory.from_steps`` does it from per-step records):
 ``observations[k]`` is ``[T + 1, ...]`` for each key of ``ObservationEncoder.spec()``;
 ``observations[..][t]`` is what the policy saw when it chose step t's action, and the
 last entry is the state after the final step. After a step with ``terminal[t]`` the
@@ -30,6 +30,7 @@ import numpy as np
 import tensorflow as tf
 
 from ..core import Trajectory
+from ..settings import AgentSettings
 from .fullyconv import build_fullyconv
 from .spaces import ObservationEncoder
 
@@ -41,14 +42,19 @@ log = logging.getLogger(__name__)
 MASKED_LOGIT = -1e9
 
 
-@dataclasses.dataclass
-class A2CConfig:
-    """Every hyperparameter of the agent; defaults follow SC2LE and Reaver where they agree."""
+@dataclasses.dataclass(frozen=True)
+class A2CConfig(AgentSettings):
+    """Every hyperparameter of the agent: the user's ``AgentSettings`` (``sc2dask.agent``
+    in sc2dask.yaml, where the defaults follow SC2LE and Reaver where they agree) plus the
+    network's shape, which users rarely change.
 
-    # What the agent sees and does (envs must match: spaces.agent_interface_format).
-    action_set: str = "minigames"  # a key of spaces.ACTION_SETS
-    screen_size: int | tuple[int, int] = 32  # (x, y) when rectangular
-    minimap_size: int | tuple[int, int] = 32
+    The policy term is PPO's clipped surrogate on pi/pi_behaviour: with fresh data the
+    ratio is 1 and the gradient is exactly A2C's; with data from older weights (async
+    hosts, or a batch reused for ``epochs`` passes, Schulman et al. 2017) the clip keeps
+    each step inside a trust region.
+    """
+
+    # What the agent sees (envs must match: spaces.agent_interface_format).
     screen_layers: tuple[str, ...] = ("player_relative", "selected", "unit_type",
                                       "unit_hit_points_ratio", "unit_density", "visibility_map")
     minimap_layers: tuple[str, ...] = ("player_relative", "selected", "visibility_map",
@@ -60,24 +66,13 @@ class A2CConfig:
     dense_units: int = 256
     dense_grid: int = 8  # strided convs shrink the state to <= this many cells a side
     seed: int = 0  # weight initialisation
-    # Returns and loss.
-    n_steps: int = 16  # trajectory length the env hosts play per update
-    gamma: float = 0.99
-    gae_lambda: float = 1.0  # 1.0: plain n-step returns
-    value_coef: float = 0.5
-    entropy_coef: float = 1e-3
-    normalize_advantages: bool = False
-    # The policy term is PPO's clipped surrogate on pi/pi_behaviour: with fresh data the
-    # ratio is 1 and the gradient is exactly A2C's; with data from older weights (async
-    # hosts, or a batch reused for ``epochs`` passes, Schulman et al. 2017) the clip keeps
-    # each step inside a trust region. ``epochs`` > 1 needs the central learner.
-    clip_ratio: float = 0.2
-    epochs: int = 1
-    minibatches: int = 1  # per epoch, split by trajectory
     # Optimiser.
-    learning_rate: float = 7e-4
     adam_epsilon: float = 1e-5
     max_grad_norm: float = 1.0  # global-norm clipping in apply_gradients
+
+    @classmethod
+    def from_settings(cls, agent: AgentSettings, seed: int = 0) -> A2CConfig:
+        return cls(**dataclasses.asdict(agent), seed=seed)
 
 
 def set_tf_threads(intra_op: int, inter_op: int | None = None) -> bool:
@@ -420,26 +415,3 @@ def _check_finite(grads, variables, what: str) -> None:
         raise ValueError(f"Rejected {what} gradients: NaN or inf in {len(bad)} of "
                          f"{len(grads)} arrays ({', '.join(bad[:3])}{', ...' if len(bad) > 3 else ''}). "
                          f"Lower the learning rate or check the rewards and observations.")
-
-
-# ------------------------------------------------------------------------ trajectories
-
-def make_trajectory(observations: Sequence[Mapping[str, np.ndarray]],
-                    actions: Sequence[Mapping[str, int]], rewards: Sequence[float],
-                    terminal: Sequence[bool], version: int, truncated: bool = False,
-                    episode_scores: Sequence[float] = (),
-                    log_probs: Sequence[float] | None = None) -> Trajectory:
-    """A ``Trajectory`` from one env's per-step records.
-
-    ``observations``: T + 1 encoded observations (``encoder.encode``); ``actions``: T
-    dicts of head indices (one env's slice of ``Policy.act``'s actions).
-    """
-    if len(observations) != len(actions) + 1:
-        raise ValueError(f"A trajectory of {len(actions)} steps needs {len(actions) + 1} "
-                         f"observations, got {len(observations)}")
-    return Trajectory(
-        observations={k: np.stack([o[k] for o in observations]) for k in observations[0]},
-        actions={h: np.array([a[h] for a in actions], np.int32) for h in actions[0]},
-        rewards=np.asarray(rewards, np.float32), terminal=np.asarray(terminal, bool),
-        version=version, truncated=truncated, episode_scores=list(episode_scores),
-        log_probs=None if log_probs is None else np.asarray(log_probs, np.float32))

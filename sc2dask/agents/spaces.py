@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..errors import ConfigError
-from ..pysc2 import actions, features
+from ..game.pysc2lib import actions, features
 
 # Reduced function sets, by pysc2 function name. Small sets learn far faster; "minigames"
 # follows Reaver's mini-game set (plus the economy functions the two build maps need).
@@ -76,8 +76,8 @@ class ObservationEncoder:
                     f"layers (features.AgentInterfaceFormat(feature_dimensions=...)).")
         self.action_set = ActionSet.create(config.action_set, _size(obs_spec["feature_screen"]),
                                            _size(obs_spec["feature_minimap"]))
-        for what, got, want in (("screen", self.action_set.screen_size, config.screen_size),
-                                ("minimap", self.action_set.minimap_size, config.minimap_size)):
+        for what, got, want in (("screen", self.action_set.screen_size, config.screen),
+                                ("minimap", self.action_set.minimap_size, config.minimap)):
             if want is not None and tuple(got) != _xy(want):
                 raise ConfigError(
                     f"The env's feature {what} is {got[0]}x{got[1]} (x by y) but the agent "
@@ -188,7 +188,7 @@ class ActionSet:
 def agent_interface_format(config) -> features.AgentInterfaceFormat:
     """The pysc2 interface an env must offer this agent: its screen and minimap sizes."""
     return features.AgentInterfaceFormat(feature_dimensions=features.Dimensions(
-        screen=_xy(config.screen_size), minimap=_xy(config.minimap_size)))
+        screen=_xy(config.screen), minimap=_xy(config.minimap)))
 
 
 def _layer_specs(layer_set, names: Sequence[str]) -> tuple[LayerSpec, ...]:

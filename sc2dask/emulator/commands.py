@@ -11,6 +11,7 @@ import math
 
 from s2clientprotocol import error_pb2, spatial_pb2, ui_pb2
 
+from . import gamedata
 from .geometry import screen_geometry
 from .render import minimap_frame
 from .units import Order, Owner, Unit
@@ -19,15 +20,6 @@ from .world import MAP_SIZE, World
 SUCCESS = error_pb2.Success
 ERROR = error_pb2.Error
 NOT_SUPPORTED = error_pb2.NotSupported
-
-# Specific and general ability ids for the commands a marine has.
-SMART = {1}
-STOP = {4, 3665}
-MOVE = {16, 3794}
-PATROL = {17, 3795}
-HOLD = {18, 3793}
-ATTACK = {23, 3674}
-UNIT_ABILITIES = SMART | STOP | MOVE | PATROL | HOLD | ATTACK
 
 _SELECT = spatial_pb2.ActionSpatialUnitSelectionPoint
 _GROUP = ui_pb2.ActionControlGroup
@@ -244,7 +236,8 @@ def command(world: World, units: list[Unit], ability_id: int, point=None, target
             queue=False) -> int:
     """Give an ability to the agent's units: Smart/Attack on an enemy attacks it."""
     units = [u for u in units if u.owner == Owner.AGENT and u.type.speed > 0]
-    if not units or ability_id not in UNIT_ABILITIES:
+    ability = gamedata.ABILITIES.get(ability_id)  # all of them are unit commands
+    if not units or ability is None:
         return ERROR
     if point is not None:
         if not (math.isfinite(point[0]) and math.isfinite(point[1])):
@@ -252,18 +245,20 @@ def command(world: World, units: list[Unit], ability_id: int, point=None, target
         w, h = MAP_SIZE  # a target off the map means its edge, as in the game
         point = (min(max(point[0], 0.0), float(w)), min(max(point[1], 0.0), float(h)))
     enemy = target if target is not None and target.owner == Owner.HOSTILE else None
-    if ability_id in STOP:
+    general = ability.general_id  # a specific ability acts as its general one
+    if general == gamedata.STOP.ability_id:
         world.command(units, None)
-    elif ability_id in HOLD:
+    elif general == gamedata.HOLD_POSITION.ability_id:
         world.command(units, Order("hold", ability_id))
     elif point is None:
         return ERROR  # the other abilities need a target
-    elif ability_id in ATTACK or (ability_id in SMART and enemy is not None):
+    elif general == gamedata.ATTACK.ability_id or (
+            general == gamedata.SMART.ability_id and enemy is not None):
         if enemy is not None:
             world.command(units, Order("attack", ability_id, point=point, target=enemy.tag), queue)
         else:
             world.command(units, Order("attack", ability_id, point=point), queue)
-    elif ability_id in PATROL:
+    elif general == gamedata.PATROL.ability_id:
         world.command(units, Order("patrol", ability_id, point=point), queue)
     else:  # Move, or Smart on the ground / a friendly unit
         world.command(units, Order("move", ability_id, point=point), queue)

@@ -15,27 +15,29 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..pysc2 import MAPS_DIR
+from .gamedata import BASE_BUILD
 
-BUILD = 75689  # 4.10.0: a build pysc2 knows, so both "latest" and "4.10.0" resolve to it.
-EXECUTABLE = Path("Versions", f"Base{BUILD:05d}", "SC2_x64")
+EXECUTABLE = Path("Versions", f"Base{BASE_BUILD:05d}", "SC2_x64")
 MARKER = "# sc2dask emulator launcher"
 # The package root that holds ``sc2dask``; the launcher puts it on PYTHONPATH so the
 # emulator runs from the same source as the process that installed it.
 _SOURCE_ROOT = Path(__file__).resolve().parents[2]
 
 
-def install(directory: str | os.PathLike) -> Path:
+def install(directory: str | os.PathLike, maps_dir: str | os.PathLike) -> Path:
     """Create or refresh the emulator install at ``directory`` and return its absolute path.
 
-    Idempotent and safe to run concurrently (e.g. from several Dask workers): files are
-    replaced atomically, and only when they differ from what this Python would write.
+    ``maps_dir`` is pysc2's maps folder (the one holding ``mini_games/``); the install's
+    ``Maps/mini_games`` points at it. Idempotent and safe to run concurrently (e.g. from
+    several Dask workers): files are replaced atomically, and only when they differ from
+    what this Python would write.
     """
     root = Path(directory).expanduser().absolute()
     for sub in ("Replays", "Libs", "Maps", EXECUTABLE.parent):
         (root / sub).mkdir(parents=True, exist_ok=True)
     _write_launcher(root / EXECUTABLE)
-    _link_maps(root / "Maps" / "mini_games", Path(MAPS_DIR) / "mini_games")
+    _link_maps(root / "Maps" / "mini_games",
+               Path(maps_dir).expanduser().absolute() / "mini_games")
     return root
 
 

@@ -1,8 +1,7 @@
 """What the agent sees: ``ResponseObservation`` and ``ResponseGameInfo`` built from a World.
 
-Fields follow ``shared/docs/sc2-api.md`` §5: everything pysc2's ``transform_obs`` reads
-is filled (player, score, abilities, UI panel, raw units, feature layers). The session
-adds ``player_result`` and the status.
+Everything pysc2's ``transform_obs`` reads is filled (player, score, abilities, the
+UI panel, raw units, feature layers). The session adds ``player_result`` and the status.
 """
 
 from __future__ import annotations
@@ -14,16 +13,12 @@ from s2clientprotocol import common_pb2, raw_pb2, score_pb2
 from s2clientprotocol import sc2api_pb2 as sc_pb
 
 from . import render
+from .gamedata import SPECIFIC, SUPPLY_LIMIT, SUPPLY_PROVIDED, WORKER_TYPES
 from .geometry import screen_geometry
-from .static_data import SPECIFIC, unit_abilities
+from .static_data import unit_abilities
 from .units import Owner, Unit
 from .world import MAP_SIZE
 
-# Supply the game grants per unit type (CommandCenter, SupplyDepot); the marine maps
-# have no supply structure, so their cap is 0 as in the real maps.
-SUPPLY_PROVIDED = {18: 15, 19: 8}
-SUPPLY_LIMIT = 200
-WORKER_TYPES = {45}  # SCV
 # The screen pysc2 assumes when raw data is requested without feature layers.
 _DEFAULT_CAMERA = sc_pb.SpatialCameraSetup(width=24, resolution=common_pb2.Size2DI(x=64, y=64))
 

@@ -13,17 +13,14 @@ import secrets
 import numpy as np
 from s2clientprotocol import sc2api_pb2 as sc_pb
 
-from ..errors import UnknownMapError
 from . import commands, observe, static_data
-from .maps import scenario_for
+from .gamedata import BASE_BUILD, DATA_VERSION, GAME_VERSION
+from .maps import UnsupportedMapError, scenario_for
 from .world import World
 
 log = logging.getLogger(__name__)
 
 Status = sc_pb.Status
-GAME_VERSION = "4.10.0"
-BASE_BUILD = 75689
-DATA_VERSION = "B89B5D6FA7CBF6452E721311BFBC6CB2"
 
 # Statuses in which each request is legal, as the real game (and pysc2) see it.
 VALID_STATUS = {
@@ -149,7 +146,7 @@ class Session:
                           "create_game needs local_map.map_path")
         try:
             self._scenario_class = type(scenario_for(req.local_map.map_path))
-        except UnknownMapError as exc:
+        except UnsupportedMapError as exc:
             raise Refused(sc_pb.ResponseCreateGame.InvalidMapPath, str(exc)) from None
         participants = [p for p in req.player_setup if p.type == sc_pb.Participant]
         if len(participants) != 1:

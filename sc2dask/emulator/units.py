@@ -1,13 +1,14 @@
-"""Unit types the mini-games use, with their game stats, and the live unit record.
+"""The live unit record: who owns a unit, its orders, health and position.
 
-Stats come from ``shared/docs/minigames.md`` (sc2-techtree data, patch ~5.0),
-converted to game loops: speeds are world units per loop and cooldowns are loops.
+The unit types themselves (stats, ids) are game data, in ``gamedata``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import enum
+
+from .gamedata import UnitType
 
 
 class Owner(enum.IntEnum):
@@ -25,64 +26,6 @@ class Alliance(enum.IntEnum):
     ALLY = 2
     NEUTRAL = 3
     ENEMY = 4
-
-
-@dataclasses.dataclass(frozen=True)
-class UnitType:
-    type_id: int
-    name: str
-    health: float
-    armor: float = 0.0
-    speed: float = 0.0  # world units per game loop
-    radius: float = 0.5
-    damage: float = 0.0
-    bonus_vs_light: float = 0.0
-    weapon_range: float = 0.0
-    cooldown: float = 0.0  # game loops between shots
-    sight: float = 9.0
-    acquire_range: float = 0.0  # how far an idle unit notices enemies (calibrated)
-    light: bool = False
-    armored: bool = False
-    army: bool = True  # counts towards army_count / select_army
-    food: float = 0.0
-    mineral_cost: int = 0
-    splash_radius: float = 0.0  # banelings: explode on contact
-    collides: bool = True  # pickups and beacons do not block movement
-
-    @property
-    def can_attack(self) -> bool:
-        return self.damage > 0
-
-
-_LOOPS_PER_SECOND = 16.0
-
-
-def _per_loop(per_second: float) -> float:
-    return per_second / _LOOPS_PER_SECOND
-
-
-MARINE = UnitType(
-    48, "Marine", health=45, speed=_per_loop(2.25), radius=0.375, damage=6,
-    weapon_range=5, cooldown=0.861 * _LOOPS_PER_SECOND, sight=9, acquire_range=6,
-    light=True, food=1, mineral_cost=50)
-ZERGLING = UnitType(
-    105, "Zergling", health=35, speed=_per_loop(2.953), radius=0.375, damage=5,
-    weapon_range=0.1, cooldown=0.696 * _LOOPS_PER_SECOND, sight=8, acquire_range=5,
-    light=True, food=0.5, mineral_cost=25)
-ROACH = UnitType(
-    110, "Roach", health=145, armor=1, speed=_per_loop(2.25), radius=0.5, damage=16,
-    weapon_range=4, cooldown=2.0 * _LOOPS_PER_SECOND, sight=9, acquire_range=5,
-    armored=True, food=2, mineral_cost=75)
-BANELING = UnitType(
-    9, "Baneling", health=30, speed=_per_loop(2.5), radius=0.375, damage=16,
-    bonus_vs_light=19, weapon_range=0.25, cooldown=1, sight=8, acquire_range=5,
-    splash_radius=2.2, food=0.5, mineral_cost=50)
-BEACON = UnitType(
-    317, "Beacon_Terran", health=0, radius=1.0, sight=0, army=False, collides=False)
-MINERAL_SHARD = UnitType(
-    1680, "NaturalMinerals", health=0, radius=0.5, sight=0, army=False, collides=False)
-
-UNIT_TYPES = {t.type_id: t for t in (MARINE, ZERGLING, ROACH, BANELING, BEACON, MINERAL_SHARD)}
 
 
 @dataclasses.dataclass

@@ -11,12 +11,12 @@ import math
 
 import numpy as np
 
-from .units import Order, Owner, Unit, UnitType
+from .gamedata import LOOPS_PER_SECOND, UnitType
+from .units import Order, Owner, Unit
 
 MAP_SIZE = (64, 64)
-# The map scripts wait 2.0 "real" seconds after the last marine dies before pausing;
-# the mini-games run at Normal speed, so that is 32 game loops.
-END_DELAY_LOOPS = 32
+# The map scripts wait 2 "real" seconds after the last marine dies before pausing.
+END_DELAY_LOOPS = 2 * LOOPS_PER_SECOND
 # When a unit stops closing in on its move target this close to it, the move is done.
 STALL_LOOPS = 8
 STALL_RADIUS = 2.5

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 
-from ...errors import UnknownMapError
 from .base import Scenario
 from .collect_mineral_shards import CollectMineralShards
 from .defeat_roaches import DefeatRoaches, DefeatZerglingsAndBanelings
@@ -19,6 +18,10 @@ SCENARIOS: dict[str, type[Scenario]] = {
 PLANNED = ("CollectMineralsAndGas", "BuildMarines")
 
 
+class UnsupportedMapError(ValueError):
+    """A map the emulator cannot play; the message names the maps it can."""
+
+
 def scenario_for(map_path: str) -> Scenario:
     """The scenario for a map path or name such as ``mini_games/MoveToBeacon.SC2Map``."""
     name = os.path.splitext(os.path.basename(map_path or ""))[0]
@@ -26,6 +29,6 @@ def scenario_for(map_path: str) -> Scenario:
         return SCENARIOS[name]()
     detail = (f"{name} (harvesting and building) is not emulated yet" if name in PLANNED
               else f"unknown map {name!r}")
-    raise UnknownMapError(
+    raise UnsupportedMapError(
         f"The sc2dask emulator cannot play {map_path!r}: {detail}. Supported maps: "
         f"{', '.join(SCENARIOS)}. Install the real StarCraft II (set SC2PATH) for other maps.")

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from s2clientprotocol import sc2api_pb2 as sc_pb
 
-from ..units import MARINE, Owner, Unit
-
-LOOPS_PER_SECOND = 16
+from ..gamedata import LOOPS_PER_SECOND, MARINE
+from ..units import Owner, Unit
 
 
 class Scenario:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from ..units import MARINE, MINERAL_SHARD, Owner
+from ..gamedata import MARINE, MINERAL_SHARD
+from ..units import Owner
 from .base import Scenario
 
 SHARD_RECT = (23.0, 21.0, 43.0, 35.0)

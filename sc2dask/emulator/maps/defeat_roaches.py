@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from ..units import BANELING, MARINE, ROACH, ZERGLING, Owner
+from ..gamedata import BANELING, MARINE, ROACH, ZERGLING
+from ..units import Owner
 from .base import Scenario
 
 LEFT_REGION = (23.97, 25.06, 27.98, 31.05)  # region 4

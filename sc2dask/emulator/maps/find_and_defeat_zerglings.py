@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 
-from ..units import MARINE, ZERGLING, Owner
-from .base import LOOPS_PER_SECOND, Scenario
+from ..gamedata import LOOPS_PER_SECOND, MARINE, ZERGLING
+from ..units import Owner
+from .base import Scenario
 
 CENTRE = (32.0, 28.0)
 ZERGLING_RECT = (11.0, 13.0, 53.0, 43.0)

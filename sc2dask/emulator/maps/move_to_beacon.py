@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 
-from ..units import BEACON, MARINE, Owner
+from ..gamedata import BEACON, MARINE
+from ..units import Owner
 from .base import Scenario
 
 # Region 3: this rectangle minus the circle of radius 4 around (33, 28).
 BEACON_RECT = (23.5, 21.5, 42.5, 34.5)
 BEACON_HOLE = (33.0, 28.0, 4.0)
-BEACON_MIN_DISTANCE = 5.0  # from the marine, per the map script (the docs say 4)
+BEACON_MIN_DISTANCE = 5.0  # from the marine: the map script uses 5 (its description says 4)
 # The trigger tests the marine's centre against this radius around the beacon.
 PICKUP_RADIUS = 1.25
 

@@ -12,7 +12,7 @@ import os
 
 import psutil
 
-from .errors import GameNotFoundError, NoCapacityError, SchedulerUnreachableError
+from ..errors import GameNotFoundError, NoCapacityError, SchedulerUnreachableError
 
 SC2_RESOURCE = "SC2"
 DASHBOARD_PRELOAD = "sc2dask.dashboard"  # the training page and sc2dask_ metrics
@@ -91,7 +91,7 @@ def require_capacity(client, wanted: int | None = None) -> dict[str, int]:
 def check_workers(client) -> None:
     """Raise GameNotFoundError naming each worker whose ``sc2dask.worker`` preload found no
     usable StarCraft II (workers started without the preload are not checked)."""
-    from .worker import REPORT_KEY
+    from ..runtime.preload import REPORT_KEY
     workers = client.scheduler_info(n_workers=-1)["workers"]
     broken = {addr: info[REPORT_KEY] for addr, info in workers.items()
               if not info.get(REPORT_KEY, {"ok": True})["ok"]}

@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 import statistics
 
+from ..game import EnvConfig, check_map, load_agent_class
+from ..settings import EvaluateSettings, load
 from .cluster import cluster_client
-from .env_host import EnvConfig, load_agent_class
-from .game import check_map
 from .pool import EnvPool
 
 
@@ -26,22 +26,27 @@ class EvaluationResult:
         return {k: getattr(self, k) for k in ("map", "episodes", "mean", "std", "min", "max")}
 
 
-def evaluate(agent: str, map_name: str = "MoveToBeacon", episodes: int = 10,
+def evaluate(agent: str, map: str | None = None, episodes: int | None = None,
              envs: int | None = None, client=None, scheduler: str | None = None,
-             config: EnvConfig | None = None) -> EvaluationResult:
+             config: EnvConfig | None = None, map_name: str | None = None) -> EvaluationResult:
     """Play ``episodes`` episodes of ``agent`` (a dotted path to a pysc2 ``BaseAgent``).
 
-    Runs on ``client``'s cluster, on the scheduler at ``scheduler``, or on a local cluster.
+    Settings left at None come from ``sc2dask.evaluate`` config; ``config`` sets the
+    envs' map, sizes and step_mul at once (``map_name`` is the old name of ``map``). Runs
+    on ``client``'s cluster, on the scheduler at ``scheduler``, or on a local cluster.
     """
+    opts = load(EvaluateSettings, {"map": map or map_name, "episodes": episodes,
+                                   "envs": envs}).values
     load_agent_class(agent)  # fail here, with a clear message, not on a worker
-    config = config or EnvConfig(map_name=map_name)
+    config = config or EnvConfig(opts.map, screen=opts.screen, minimap=opts.minimap,
+                                 step_mul=opts.step_mul)
     check_map(config.map_name)  # unknown maps fail here, before any worker starts a game
     if client is None:
-        with cluster_client(scheduler, envs) as own:
-            return evaluate(agent, map_name, episodes, envs, own, config=config)
-    with EnvPool(client, config, n_envs=envs) as pool:
-        scores = pool.evaluate(agent, episodes)
+        with cluster_client(scheduler, opts.envs) as own:
+            return evaluate(agent, episodes=opts.episodes, envs=opts.envs, client=own,
+                            config=config)
+    with EnvPool(client, config, n_envs=opts.envs) as pool:
+        scores = pool.evaluate(agent, opts.episodes)
     return EvaluationResult(
         map=config.map_name, episodes=len(scores), mean=statistics.fmean(scores),
         std=statistics.pstdev(scores), min=min(scores), max=max(scores), scores=scores)
-

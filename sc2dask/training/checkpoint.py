@@ -7,6 +7,7 @@ where a reader would look, and never loses the previous one.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import CheckpointError
+from ..errors import CheckpointError
 
 LATEST = "LATEST"
 KEEP = 3  # older checkpoints beyond these are deleted
@@ -88,18 +89,46 @@ def _plain(value):
 def checkpoint_agent_path(directory) -> str:
     """The agent spec that ``sc2dask evaluate --checkpoint`` plays (validated here)."""
     load(directory)
-    return f"sc2dask.checkpoint.CheckpointAgent:{Path(directory).resolve()}"
+    return f"sc2dask.training.checkpoint.CheckpointAgent:{Path(directory).resolve()}"
+
+
+def agent_config(state: dict):
+    """The ``A2CConfig`` a checkpoint was trained with (older checkpoints included)."""
+    from ..agents.a2c import A2CConfig
+    saved = dict(state["agent_config"])
+    for old, new in _RENAMED.items():
+        if old in saved:
+            saved[new] = saved.pop(old)
+    known = {f.name for f in dataclasses.fields(A2CConfig)}
+    return A2CConfig(**{k: tuple(v) if isinstance(v, list) else v
+                        for k, v in saved.items() if k in known})
+
+
+def checkpoint_env(directory) -> dict:
+    """The ``EnvConfig`` fields (map_name, screen, minimap, step_mul) a checkpoint was
+    trained with, so evaluation plays what the network expects."""
+    _, _, state = load(directory)
+    if "env_config" in state:
+        env = state["env_config"]
+    else:  # written before checkpoints kept the env config
+        config = agent_config(state)
+        env = {"map_name": state["settings"]["map"], "screen": config.screen,
+               "minimap": config.minimap, "step_mul": state["settings"].get("step-mul", 8)}
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in env.items()
+            if k in ("map_name", "screen", "minimap", "step_mul")}
+
+
+# Fields of checkpoints written before the settings were unified (sc2dask/settings.py).
+_RENAMED = {"screen_size": "screen", "minimap_size": "minimap"}
 
 
 class CheckpointAgent:
     """A pysc2 agent that plays a trained checkpoint (``sc2dask evaluate --checkpoint``)."""
 
     def __init__(self, directory: str):
-        from .agents.a2c import A2CConfig, Policy
+        from ..agents.a2c import Policy
         weights, _, state = load(directory)
-        config = A2CConfig(**{k: tuple(v) if isinstance(v, list) else v
-                              for k, v in state["agent_config"].items()})
-        self.policy = Policy(config, {k: tuple(v) for k, v in state["obs_spec"].items()})
+        self.policy = Policy(agent_config(state), {k: tuple(v) for k, v in state["obs_spec"].items()})
         self.policy.set_weights(weights)
         self.rng = np.random.default_rng()
 

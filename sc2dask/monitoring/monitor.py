@@ -1,7 +1,7 @@
 """``TrainingMonitor``: the scheduler's live picture of sc2dask training, built from events.
 
 A ``SchedulerPlugin`` that receives every event logged on the scheduler and keeps those
-of ``sc2dask.telemetry``: the rows of the latest training run (with the rates derived
+of ``sc2dask.monitoring.telemetry``: the rows of the latest training run (with the rates derived
 from them) and the latest stats of each live env host. The training page and the
 Prometheus collector read it; both run on the scheduler's event loop, as it does.
 """

@@ -13,12 +13,13 @@ import dataclasses
 import logging
 import time
 
+from ..game import EnvConfig
+from ..runtime.env_host import EnvHost
 from .cluster import require_capacity, sc2_capacity
-from .env_host import EnvConfig, EnvHost
 
 log = logging.getLogger(__name__)
 
-# How a lost actor shows up on the client (dask-notes §3).
+# How a lost actor shows up on the client: the proxy's call fails, or its future times out.
 ACTOR_LOST = (RuntimeError, OSError, TimeoutError, concurrent.futures.TimeoutError)
 MAX_TRIES = 5
 START_TIMEOUT = 60.0  # seconds for a replacement host to start before another look
@@ -27,10 +28,37 @@ LOST_GRACE = 10.0  # seconds before the lost host's own worker is tried again
 
 @dataclasses.dataclass
 class Placement:
+    """Where one env host runs, how many envs it owns, and its actor proxy once started."""
+
     worker: str
     n_envs: int
     seed: int
     host: object = None  # the dask Actor proxy
+
+
+def plan_placements(capacity: dict[str, int], n_envs: int, seed: int = 0) -> list[Placement]:
+    """``n_envs`` envs on the fewest workers: the roomiest first, each filled to its capacity.
+
+    Fewer hosts means fewer actor calls per rollout and larger batches per host.
+    """
+    placements, remaining = [], n_envs
+    for i, (worker, slots) in enumerate(sorted(capacity.items(), key=lambda kv: -kv[1])):
+        if remaining == 0:
+            break
+        take = min(slots, remaining)
+        placements.append(Placement(worker, take, seed * 7919 + i))
+        remaining -= take
+    return placements
+
+
+def share_episodes(placements: list[Placement], episodes: int) -> list[int]:
+    """``episodes`` split over ``placements`` in proportion to their envs, as evenly as whole
+    episodes allow (the remainder goes one each to the first hosts)."""
+    total = sum(p.n_envs for p in placements)
+    shares = [episodes * p.n_envs // total for p in placements]
+    for i in range(episodes - sum(shares)):
+        shares[i] += 1
+    return shares
 
 
 class EnvPool:
@@ -44,14 +72,7 @@ class EnvPool:
         self.host_restarts = 0
         capacity = require_capacity(client, n_envs)
         self.n_envs = n_envs or sum(capacity.values())
-        self.placements = []
-        remaining = self.n_envs
-        for i, (worker, slots) in enumerate(sorted(capacity.items(), key=lambda kv: -kv[1])):
-            if remaining == 0:
-                break
-            take = min(slots, remaining)
-            self.placements.append(Placement(worker, take, seed * 7919 + i))
-            remaining -= take
+        self.placements = plan_placements(capacity, self.n_envs, seed)
         self._threads = concurrent.futures.ThreadPoolExecutor(max(4, len(self.placements)))
         for future in [self._threads.submit(self._start, p) for p in self.placements]:
             future.result()
@@ -125,13 +146,8 @@ class EnvPool:
 
     def evaluate(self, agent_path: str, episodes: int) -> list[float]:
         """Scores of ``episodes`` episodes of a pysc2 agent class, spread over all envs."""
-        shares, start = {}, 0
-        for p in self.placements:
-            share = episodes * p.n_envs // self.n_envs
-            shares[id(p)] = share
-            start += share
-        for p in self.placements[:episodes - start]:  # the remainder, one each
-            shares[id(p)] += 1
+        shares = {id(p): n for p, n in zip(self.placements, share_episodes(self.placements,
+                                                                            episodes))}
         scores = []
         for _, result in self.map("evaluate", lambda p: (agent_path, shares[id(p)])):
             scores.extend(result)

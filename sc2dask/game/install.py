@@ -13,10 +13,9 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from .emulator.install import EXECUTABLE, install, is_emulator_install, is_emulator_launcher
-from .emulator.maps import SCENARIOS
-from .errors import GameNotFoundError, UnknownMapError
-from .pysc2 import features, maps, sc2_env
+from ..emulator import install as emulator_install
+from ..errors import GameNotFoundError
+from .pysc2lib import MAPS_DIR
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +32,15 @@ class GameInstall:
     summary: str = dataclasses.field(default="", compare=False)
 
 
+def install_emulator(directory: str | os.PathLike | None = None) -> Path:
+    """Lay out (or refresh) an emulator install that pysc2 finds through ``SC2PATH``.
+
+    ``directory`` defaults to ``$SC2DASK_EMULATOR_DIR`` or ``~/.cache/sc2dask/StarCraftII``.
+    """
+    directory = directory or os.environ.get("SC2DASK_EMULATOR_DIR", DEFAULT_EMULATOR_DIR)
+    return emulator_install.install(directory, MAPS_DIR)
+
+
 def find_game() -> GameInstall:
     """Choose the game, set ``SC2PATH`` for pysc2 and return the choice.
 
@@ -43,18 +51,17 @@ def find_game() -> GameInstall:
     candidate = Path(sc2path or DEFAULT_GAME_DIR).expanduser()
     if _has_real_binary(candidate):
         game = GameInstall(candidate, "real", f"Using StarCraft II at {candidate}")
-    elif is_emulator_install(candidate):  # e.g. from `sc2dask emulator install`.
-        game = GameInstall(install(candidate), "emulator",
+    elif emulator_install.is_emulator_install(candidate):  # `sc2dask emulator install`
+        game = GameInstall(install_emulator(candidate), "emulator",
                            f"Using the sc2dask emulator at {candidate}")
     elif sc2path:
         found = "does not exist" if not candidate.exists() else (
-            f"holds no game binary ({EXECUTABLE.parent.parent}/Base*/SC2_x64)")
+            f"holds no game binary ({emulator_install.EXECUTABLE.parent.parent}/Base*/SC2_x64)")
         raise GameNotFoundError(
             f"SC2PATH={sc2path} {found}. Unset SC2PATH to play the mini-games on the "
             f"sc2dask emulator, or point it at your StarCraft II install.")
     else:
-        emulator_dir = os.environ.get("SC2DASK_EMULATOR_DIR", DEFAULT_EMULATOR_DIR)
-        path = install(emulator_dir)
+        path = install_emulator()
         game = GameInstall(path, "emulator", f"Using the sc2dask emulator at {path} "
                                              f"(no StarCraft II install found at {candidate})")
     os.environ["SC2PATH"] = str(game.path)
@@ -62,39 +69,7 @@ def find_game() -> GameInstall:
     return game
 
 
-def check_map(map_name: str) -> GameInstall:
-    """The game that will play ``map_name``; UnknownMapError if none can."""
-    try:
-        maps.get(map_name)
-    except maps.lib.NoMapError:
-        raise UnknownMapError(
-            f"Unknown map {map_name!r}. pysc2 knows: {', '.join(sorted(maps.get_maps()))}."
-        ) from None
-    game = find_game()
-    if game.kind == "emulator" and map_name not in SCENARIOS:
-        raise UnknownMapError(
-            f"The sc2dask emulator cannot play {map_name!r}; it plays "
-            f"{', '.join(SCENARIOS)}. Install StarCraft II and set SC2PATH for other maps.")
-    return game
-
-
-def make_env(map_name: str, **sc2env_kwargs) -> sc2_env.SC2Env:
-    """An ``SC2Env`` for ``map_name`` on the game :func:`find_game` picks.
-
-    Defaults: one Terran agent, 64x64 feature screen and minimap, ``step_mul=8``; any
-    ``SC2Env`` keyword overrides them.
-
-    Raises:
-      UnknownMapError: pysc2 does not know ``map_name``, or the emulator cannot play it.
-    """
-    check_map(map_name)
-    sc2env_kwargs.setdefault("players", [sc2_env.Agent(sc2_env.Race.terran)])
-    sc2env_kwargs.setdefault("agent_interface_format", features.AgentInterfaceFormat(
-        feature_dimensions=features.Dimensions(screen=64, minimap=64)))
-    sc2env_kwargs.setdefault("step_mul", 8)
-    return sc2_env.SC2Env(map_name=map_name, **sc2env_kwargs)
-
-
 def _has_real_binary(directory: Path) -> bool:
     versions = directory / "Versions"
-    return any(not is_emulator_launcher(path) for path in versions.glob("Base*/SC2_x64"))
+    return any(not emulator_install.is_emulator_launcher(path)
+               for path in versions.glob("Base*/SC2_x64"))

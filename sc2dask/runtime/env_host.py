@@ -9,111 +9,21 @@ restarted in place and counted; the host itself never dies of it.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import functools
-import importlib
 import logging
 import os
 import threading
 
-import numpy as np
-
-from .telemetry import HostReporter
+from ..game import GAME_FAILURES, EnvConfig, load_agent_class, play_episode
+from ..monitoring.telemetry import HostReporter
+from .preload import worker_tf_threads
+from .rollout import play_steps
+from .slot import EnvSlot
 
 log = logging.getLogger(__name__)
 
 
-
-def game_failures() -> tuple[type[BaseException], ...]:
-    """What a crashed or vanished game looks like from pysc2's side."""
-    from .pysc2 import protocol, remote_controller
-    return (protocol.ConnectionError, protocol.ProtocolError, remote_controller.ConnectError,
-            ConnectionError, OSError, TimeoutError, EOFError)
-
-
 class StaleWeights(ValueError):
     """Work came without weights, but the host does not hold that version (a new host)."""
-
-
-@dataclasses.dataclass(frozen=True)
-class EnvConfig:
-    """How to make one environment; it travels to workers, so it is plain data."""
-
-    map_name: str = "MoveToBeacon"
-    screen: int | tuple[int, int] = 32
-    minimap: int | tuple[int, int] = 32
-    step_mul: int = 8
-    feature_units: bool = False
-    raw: bool = False
-
-    def make(self, seed: int | None = None):
-        """A pysc2 ``SC2Env`` on the game this machine has (real or emulated)."""
-        from .game import make_env
-        from .pysc2 import features
-        aif = features.AgentInterfaceFormat(
-            feature_dimensions=features.Dimensions(screen=self.screen, minimap=self.minimap),
-            use_feature_units=self.feature_units, use_raw_units=self.raw,
-            use_raw_actions=self.raw)
-        return make_env(self.map_name, agent_interface_format=aif, step_mul=self.step_mul,
-                        random_seed=seed)
-
-
-def load_agent_class(path: str):
-    """``package.module.Class`` (or ``...Class:argument``) -> a callable making the agent.
-
-    The optional ``:argument`` is passed to the class (a checkpoint folder for
-    ``sc2dask.checkpoint.CheckpointAgent``). Errors name what is wrong.
-    """
-    from .errors import ConfigError
-    path, _, argument = path.partition(":")
-    module_name, _, class_name = path.rpartition(".")
-    try:
-        agent_class = getattr(importlib.import_module(module_name), class_name)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise ConfigError(f"Cannot load agent {path!r} ({exc}); give a dotted path such as "
-                          "pysc2_evolved.agents.scripted_agent.MoveToBeacon") from None
-    return functools.partial(agent_class, argument) if argument else agent_class
-
-
-class _Slot:
-    """One environment with its crash bookkeeping; used by one thread at a time."""
-
-    def __init__(self, config: EnvConfig, seed: int):
-        self.config, self.seed = config, seed
-        self.env = None
-        self.timestep = None  # the env's current TimeStep, for rollouts across calls
-        self.episodes = 0
-        self.restarts = 0
-        self.score = 0.0
-        self.rng = np.random.default_rng(seed)  # the policy's sampling for this env
-
-    def ensure(self):
-        if self.env is None:
-            self.env = self.config.make(seed=self.seed)
-            self.timestep = None
-        return self.env
-
-    def crashed(self, exc: BaseException) -> None:
-        """Close what is left of a crashed game; the next ``ensure`` starts a new one."""
-        log.warning("SC2 crashed in env %s (%s); restarting it", self.seed, exc)
-        self.restarts += 1
-        self.seed += 1000  # a new game gets a new seed, so it cannot repeat the crash
-        env, self.env, self.timestep = self.env, None, None
-        try:
-            env.close()
-        except Exception:  # noqa: BLE001 - the game is already gone
-            pass
-
-    def pid(self) -> int | None:
-        try:
-            return self.env._sc2_procs[0].pid  # noqa: SLF001 - pysc2 has no public accessor
-        except (AttributeError, IndexError, TypeError):
-            return None
-
-    def reset(self):
-        self.timestep = self.ensure().reset()[0]
-        self.score = 0.0
-        return self.timestep
 
 
 class EnvHost:
@@ -129,7 +39,7 @@ class EnvHost:
                  tf_threads: int | None = None):  # None: the worker's (sc2dask.worker)
         self.config = config
         self.n_envs = n_envs
-        self._slots = [_Slot(config, seed * 1009 + i) for i in range(n_envs)]
+        self._slots = [EnvSlot(config, seed * 1009 + i) for i in range(n_envs)]
         self._tf_threads = tf_threads
         self._learner = None  # built on first use: TensorFlow is heavy to import
         self._version = -1
@@ -147,22 +57,16 @@ class EnvHost:
             for slot, n in zip(self._slots, shares) if n))
         return [score for scores in results for score in scores]
 
-    def _play_episodes(self, slot: _Slot, agent_class, episodes: int) -> list[float]:
+    def _play_episodes(self, slot: EnvSlot, agent_class, episodes: int) -> list[float]:
         scores = []
         while len(scores) < episodes:
             try:
                 env = slot.ensure()
                 agent = agent_class()
                 agent.setup(env.observation_spec()[0], env.action_spec()[0])
-                agent.reset()
-                timestep = slot.reset()
-                score = 0.0
-                while not timestep.last():
-                    timestep = env.step([agent.step(timestep)])[0]
-                    score += timestep.reward
-                scores.append(float(score))
-                slot.episodes += 1
-            except game_failures() as exc:  # the episode is lost; replay it on a new game
+                scores.append(play_episode(env, agent))
+                slot.finish_episode()
+            except GAME_FAILURES as exc:  # the episode is lost; replay it on a new game
                 slot.crashed(exc)
         return scores
 
@@ -174,7 +78,6 @@ class EnvHost:
         ``weights`` may be None when this host already holds ``version``: weights
         travel only when they changed.
         """
-        from .rollout import play_steps
         # Building the learner starts a game and imports TensorFlow: never on the event loop.
         learner = await asyncio.to_thread(self._ensure_learner, version, weights, agent_config)
         policy = learner.policy
@@ -197,8 +100,7 @@ class EnvHost:
     def _ensure_learner(self, version, weights, agent_config):
         with self._learner_lock:
             if self._learner is None:
-                from .agents.a2c import Learner, set_tf_threads
-                from .worker import worker_tf_threads
+                from ..agents.a2c import Learner, set_tf_threads
                 set_tf_threads(self._tf_threads or worker_tf_threads())
                 spec = self._slots[0].ensure().observation_spec()[0]
                 self._learner = Learner(agent_config, spec)
@@ -232,10 +134,4 @@ class EnvHost:
     def close(self) -> None:
         self._reporter.closed()
         for slot in self._slots:
-            if slot.env is not None:
-                try:
-                    slot.env.close()
-                except Exception:  # noqa: BLE001 - closing is best effort
-                    pass
-                slot.env = None
-
+            slot.close()

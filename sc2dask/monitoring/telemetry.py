@@ -8,7 +8,7 @@ few small messages per second whatever the step rate:
 - ``HOSTS_TOPIC``, from each env host after a rollout: its per-env counters and the CPU
   and memory of each game process.
 
-The scheduler side (``sc2dask.monitor``, installed by ``sc2dask.dashboard``) turns them
+The scheduler side (``sc2dask.monitoring.monitor``, installed by ``sc2dask.dashboard``) turns them
 into the training page and the ``sc2dask_`` Prometheus metrics.
 """
 
@@ -56,7 +56,7 @@ class TrainingPublisher:
         self.interval = interval
         self.run = {"id": uuid.uuid4().hex[:12], "map": str(settings.get("map")),
                     "mode": str(settings.get("mode")), "envs": settings.get("envs"),
-                    "max_steps": settings.get("max-steps"), "started": time.time()}
+                    "max_steps": settings.get("max_steps"), "started": time.time()}
         self._rows: list[dict] = []
         self._ended: list[list[float]] = []  # [agent_steps, score] of each ended episode
         self._last_sent = -math.inf

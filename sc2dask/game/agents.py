@@ -1,0 +1,49 @@
+"""pysc2 agents by dotted path, and whole episodes played with them."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+
+from ..errors import ConfigError
+
+# pysc2's scripted agents, by the map they solve.
+SCRIPTED_AGENTS = {
+    "MoveToBeacon": "scripted_agent.MoveToBeacon",
+    "CollectMineralShards": "scripted_agent.CollectMineralShards",
+    "DefeatRoaches": "scripted_agent.DefeatRoaches",
+}
+
+
+def load_agent_class(path: str):
+    """``package.module.Class`` (or ``...Class:argument``) -> a callable making the agent.
+
+    The optional ``:argument`` is passed to the class (a checkpoint folder for
+    ``sc2dask.training.checkpoint.CheckpointAgent``). Errors name what is wrong.
+    """
+    path, _, argument = path.partition(":")
+    module_name, _, class_name = path.rpartition(".")
+    try:
+        agent_class = getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ConfigError(f"Cannot load agent {path!r} ({exc}); give a dotted path such as "
+                          "pysc2_evolved.agents.scripted_agent.MoveToBeacon") from None
+    return functools.partial(agent_class, argument) if argument else agent_class
+
+
+def scripted_agent_path(map_name: str) -> str:
+    """pysc2's scripted agent for ``map_name``, or its random agent where there is none."""
+    from .pysc2lib import PACKAGE_NAME
+    name = SCRIPTED_AGENTS.get(map_name, "random_agent.RandomAgent")
+    return f"{PACKAGE_NAME}.agents.{name}"
+
+
+def play_episode(env, agent) -> float:
+    """One whole episode of ``env`` with a set-up ``agent``; returns its score."""
+    agent.reset()
+    timestep = env.reset()[0]
+    score = 0.0
+    while not timestep.last():
+        timestep = env.step([agent.step(timestep)])[0]
+        score += timestep.reward
+    return float(score)

@@ -1,0 +1,70 @@
+"""Making pysc2 environments on whichever game :func:`find_game` picks."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..emulator.maps import SCENARIOS
+from ..errors import UnknownMapError
+from .install import GameInstall, find_game
+from .pysc2lib import features, maps, protocol, remote_controller, sc2_env
+
+
+@dataclasses.dataclass(frozen=True)
+class EnvConfig:
+    """How to make one environment; it travels to workers, so it is plain data."""
+
+    map_name: str = "MoveToBeacon"
+    screen: int | tuple[int, int] = 32
+    minimap: int | tuple[int, int] = 32
+    step_mul: int = 8
+    feature_units: bool = False
+    raw: bool = False
+
+    def make(self, seed: int | None = None) -> sc2_env.SC2Env:
+        """A pysc2 ``SC2Env`` on the game this machine has (real or emulated)."""
+        aif = features.AgentInterfaceFormat(
+            feature_dimensions=features.Dimensions(screen=self.screen, minimap=self.minimap),
+            use_feature_units=self.feature_units, use_raw_units=self.raw,
+            use_raw_actions=self.raw)
+        return make_env(self.map_name, agent_interface_format=aif, step_mul=self.step_mul,
+                        random_seed=seed)
+
+
+def check_map(map_name: str) -> GameInstall:
+    """The game that will play ``map_name``; UnknownMapError if none can."""
+    try:
+        maps.get(map_name)
+    except maps.lib.NoMapError:
+        raise UnknownMapError(
+            f"Unknown map {map_name!r}. pysc2 knows: {', '.join(sorted(maps.get_maps()))}."
+        ) from None
+    game = find_game()
+    if game.kind == "emulator" and map_name not in SCENARIOS:
+        raise UnknownMapError(
+            f"The sc2dask emulator cannot play {map_name!r}; it plays "
+            f"{', '.join(SCENARIOS)}. Install StarCraft II and set SC2PATH for other maps.")
+    return game
+
+
+def make_env(map_name: str, **sc2env_kwargs) -> sc2_env.SC2Env:
+    """An ``SC2Env`` for ``map_name`` on the game :func:`find_game` picks.
+
+    Defaults: one Terran agent, 64x64 feature screen and minimap, ``step_mul=8``; any
+    ``SC2Env`` keyword overrides them.
+
+    Raises:
+      UnknownMapError: pysc2 does not know ``map_name``, or the emulator cannot play it.
+    """
+    check_map(map_name)
+    sc2env_kwargs.setdefault("players", [sc2_env.Agent(sc2_env.Race.terran)])
+    sc2env_kwargs.setdefault("agent_interface_format", features.AgentInterfaceFormat(
+        feature_dimensions=features.Dimensions(screen=64, minimap=64)))
+    sc2env_kwargs.setdefault("step_mul", 8)
+    return sc2_env.SC2Env(map_name=map_name, **sc2env_kwargs)
+
+
+# What a crashed or vanished game looks like from pysc2's side.
+GAME_FAILURES: tuple[type[BaseException], ...] = (
+    protocol.ConnectionError, protocol.ProtocolError, remote_controller.ConnectError,
+    ConnectionError, OSError, TimeoutError, EOFError)

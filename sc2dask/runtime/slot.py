@@ -1,0 +1,95 @@
+"""``EnvSlot``: one environment of an env host, with its episode and crash bookkeeping."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+import numpy as np
+
+from ..game import EnvConfig
+
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class Step:
+    """What one action did: its reward, whether it ended the episode, and the score then."""
+
+    reward: float
+    terminal: bool
+    score: float | None  # the episode's score when ``terminal``, else None
+
+
+class EnvSlot:
+    """One pysc2 env that survives its game: a crashed game is closed, counted and
+    started afresh with a new seed on the next use. Used by one thread at a time."""
+
+    def __init__(self, config: EnvConfig, seed: int):
+        self.config, self.seed = config, seed
+        self.env = None
+        self.episodes = 0
+        self.restarts = 0
+        self.rng = np.random.default_rng(seed)  # the policy's sampling for this env
+        self._timestep = None  # the env's current TimeStep, so rollouts continue across calls
+        self._score = 0.0
+
+    def ensure(self):
+        """The env, started if it is not running."""
+        if self.env is None:
+            self.env = self.config.make(seed=self.seed)
+            self._timestep = None
+        return self.env
+
+    def current(self):
+        """The TimeStep the next action answers (a new episode if none is running)."""
+        if self._timestep is None:
+            self.reset()
+        return self._timestep
+
+    def reset(self):
+        self._timestep = self.ensure().reset()[0]
+        self._score = 0.0
+        return self._timestep
+
+    def step(self, action) -> Step:
+        """Play ``action``; an episode that ends is counted, and ``current`` starts the next."""
+        timestep = self.env.step([action])[0]
+        self._score += timestep.reward
+        if not timestep.last():
+            self._timestep = timestep
+            return Step(timestep.reward, False, None)
+        score = float(self._score)
+        self.episodes += 1
+        self._timestep = None
+        return Step(timestep.reward, True, score)
+
+    def finish_episode(self) -> None:
+        """Count an episode played outside ``step`` (evaluation); rollouts start afresh."""
+        self.episodes += 1
+        self._timestep = None
+
+    def crashed(self, exc: BaseException) -> None:
+        """Close what is left of a crashed game; the next ``ensure`` starts a new one."""
+        log.warning("SC2 crashed in env %s (%s); restarting it", self.seed, exc)
+        self.restarts += 1
+        self.seed += 1000  # a new game gets a new seed, so it cannot repeat the crash
+        env, self.env, self._timestep = self.env, None, None
+        try:
+            env.close()
+        except Exception:  # noqa: BLE001 - the game is already gone
+            pass
+
+    def pid(self) -> int | None:
+        try:
+            return self.env._sc2_procs[0].pid  # noqa: SLF001 - pysc2 has no public accessor
+        except (AttributeError, IndexError, TypeError):
+            return None
+
+    def close(self) -> None:
+        if self.env is not None:
+            try:
+                self.env.close()
+            except Exception:  # noqa: BLE001 - closing is best effort
+                pass
+            self.env = None

@@ -1,0 +1,287 @@
+"""sc2dask's settings: one typed definition per section, with the values in ``sc2dask.yaml``.
+
+Each field of ``TrainSettings``, ``AgentSettings`` and ``EvaluateSettings`` is a key of
+its section of ``sc2dask.yaml`` (snake_case here, kebab-case there; dask.config treats
+the two alike), and the YAML, registered with ``dask.config``, holds the defaults. Users
+change them the dask ways (YAML in ``~/.config/dask``, ``DASK_SC2DASK__TRAIN__MODE=sync``,
+``dask.config.set``), with ``--config FILE.yaml``, or with keyword arguments and flags
+(generated from these fields by ``sc2dask/cli/flags.py``). Precedence, highest first:
+keyword or flag, ``--config`` file, dask.config (``dask.config.set``, then environment
+variables, then YAML files), package default. A value left at None means "from config".
+
+``load`` checks every value against its field's type and ``Rule`` and says where a bad
+one came from, so ``DASK_SC2DASK__AGENT__LEARNING_RATE=abc`` fails at once, naming itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import types
+import typing
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import dask.config
+import yaml
+
+from .errors import ConfigError
+
+DEFAULTS_FILE = Path(__file__).with_name("sc2dask.yaml")
+DEFAULTS = yaml.safe_load(DEFAULTS_FILE.read_text())
+dask.config.update_defaults(DEFAULTS)
+DEFAULT_ORIGIN = "default (sc2dask/sc2dask.yaml)"
+
+Mode = Literal["central", "sync", "async"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """What a setting means and which values it takes (bounds are inclusive unless ``above``)."""
+
+    help: str
+    minimum: float | None = None
+    maximum: float | None = None
+    above: float | None = None  # exclusive lower bound
+
+    def describe(self) -> str:
+        parts = []
+        if self.above is not None:
+            parts.append(f"> {self.above:g}")
+        if self.minimum is not None:
+            parts.append(f">= {self.minimum:g}")
+        if self.maximum is not None:
+            parts.append(f"<= {self.maximum:g}")
+        return " and ".join(parts)
+
+    def admits(self, value) -> bool:
+        return ((self.above is None or value > self.above)
+                and (self.minimum is None or value >= self.minimum)
+                and (self.maximum is None or value <= self.maximum))
+
+
+def _section(name: str):
+    """Make a frozen dataclass of settings section ``name``: each ``field: type = Rule(...)``
+    gets its default from ``sc2dask.yaml`` and keeps its rule in the field's metadata."""
+    def decorate(cls):
+        yaml_section = DEFAULTS["sc2dask"][name]
+        for field_name in cls.__annotations__:
+            rule = getattr(cls, field_name)
+            key = field_name.replace("_", "-")
+            if key not in yaml_section:
+                raise KeyError(f"sc2dask.yaml has no sc2dask.{name}.{key}")
+            setattr(cls, field_name, dataclasses.field(
+                default=yaml_section[key], metadata={"rule": rule}))
+        cls.section = name
+        return dataclasses.dataclass(frozen=True)(cls)
+    return decorate
+
+
+@_section("train")
+class TrainSettings:
+    """How a training run uses the cluster."""
+
+    map: str = Rule("the mini-game to train on")
+    envs: int | None = Rule("environments in all; leave unset for all SC2 capacity", minimum=1)
+    max_steps: int = Rule("agent steps to train for, summed over all envs", minimum=1)
+    mode: Mode = Rule("central: the client computes gradients; sync: hosts do, averaged "
+                      "per update; async: hosts do, applied as they arrive")
+    rollout_steps: int = Rule("steps each env plays per rollout", minimum=1)
+    step_mul: int = Rule("game loops per agent step", minimum=1)
+    sync_gradients: int | None = Rule("sync: gradients averaged per update (at most the "
+                                      "number of env hosts); unset: one per host", minimum=1)
+    max_staleness: int = Rule("async: drop gradients more than this many versions old",
+                              minimum=0)
+    checkpoint_dir: str | None = Rule("folder for checkpoints and TensorBoard files")
+    checkpoint_every: int = Rule("updates between checkpoints (0: only at the end)", minimum=0)
+    seed: int = Rule("seed of the weights, the games and the action sampling", minimum=0)
+    call_timeout: float = Rule("seconds before an env host counts as lost", above=0)
+
+
+@_section("agent")
+class AgentSettings:
+    """What the agent sees and does, and how it learns (the A2C hyperparameters)."""
+
+    action_set: str = Rule("the functions the agent may call (sc2dask/agents/spaces.py)")
+    screen: int = Rule("feature screen size, pixels a side", minimum=1, maximum=1024)
+    minimap: int = Rule("feature minimap size, pixels a side", minimum=1, maximum=1024)
+    learning_rate: float = Rule("Adam's step size", above=0)
+    entropy_coef: float = Rule("weight of the entropy bonus", minimum=0)
+    value_coef: float = Rule("weight of the value loss", minimum=0)
+    gamma: float = Rule("discount per agent step", above=0, maximum=1)
+    gae_lambda: float = Rule("GAE's lambda (1: plain n-step returns)", minimum=0, maximum=1)
+    normalize_advantages: bool = Rule("scale each batch's advantages to mean 0, std 1")
+    clip_ratio: float = Rule("PPO's clip on pi/pi_behaviour", above=0)
+    epochs: int = Rule("passes over each batch; > 1 is PPO-style reuse (central mode only)",
+                       minimum=1)
+    minibatches: int = Rule("minibatches per epoch, split by trajectory", minimum=1)
+
+
+@_section("evaluate")
+class EvaluateSettings:
+    """How ``evaluate`` plays an agent (a checkpoint brings its own map and sizes)."""
+
+    map: str = Rule("the mini-game to play")
+    episodes: int = Rule("episodes to play in all", minimum=1)
+    envs: int | None = Rule("environments in all; leave unset for all SC2 capacity", minimum=1)
+    screen: int = Rule("feature screen size, pixels a side", minimum=1, maximum=1024)
+    minimap: int = Rule("feature minimap size, pixels a side", minimum=1, maximum=1024)
+    step_mul: int = Rule("game loops per agent step", minimum=1)
+
+
+SECTIONS = {cls.section: cls for cls in (TrainSettings, AgentSettings, EvaluateSettings)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Loaded:
+    """A section's checked settings and, for each field, where its value came from."""
+
+    values: Any
+    origins: dict[str, str]
+
+
+def load(cls, overrides: Mapping[str, Any] | None = None,
+         origin: str = "keyword argument") -> Loaded:
+    """The checked settings of section ``cls`` from dask.config, with ``overrides`` on top.
+
+    ``overrides`` are field names (snake_case or kebab-case); a None value means "from
+    config". Raises ConfigError naming the setting, its origin and the values it takes.
+    """
+    name = cls.section
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    current = {key.replace("-", "_"): value
+               for key, value in (dask.config.get(f"sc2dask.{name}", default={}) or {}).items()}
+    for key in current:
+        _check_known(name, key, fields)
+    given = {}
+    for key, value in (overrides or {}).items():
+        key = key.replace("-", "_")
+        _check_known(name, key, fields)
+        if value is not None:
+            given[key] = value
+    hints = typing.get_type_hints(cls)
+    values, origins = {}, {}
+    for key, field in fields.items():
+        if key in given:
+            value, where = given[key], origin
+        else:
+            value, where = current.get(key, field.default), _config_origin(name, key, current)
+        values[key] = _checked(f"sc2dask.{name}.{key.replace('_', '-')}", value, hints[key],
+                               field.metadata["rule"], where)
+        origins[key] = where
+    return Loaded(cls(**values), origins)
+
+
+def use_file(path: str | os.PathLike) -> dict:
+    """Layer a YAML file of sc2dask settings over the dask config of this process.
+
+    The file has the shape of a dask config file (``sc2dask: {train: {...}, agent: ...}``).
+    Returns the config it set; ``load`` reports its values as coming from ``path``.
+    """
+    try:
+        content = yaml.safe_load(Path(path).read_text())
+    except OSError as exc:
+        raise ConfigError(f"Cannot read --config {path} ({exc.strerror}); give a YAML "
+                          f"file such as sc2dask/sc2dask.yaml.") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"--config {path} is not valid YAML ({exc}).") from None
+    if not isinstance(content, dict) or not isinstance(content.get("sc2dask"), dict):
+        raise ConfigError(f"--config {path} must hold a mapping under 'sc2dask:' (sections "
+                          f"{', '.join(SECTIONS)}), as sc2dask/sc2dask.yaml does.")
+    for section, values in content["sc2dask"].items():
+        if section not in SECTIONS:
+            raise ConfigError(f"--config {path}: unknown section sc2dask.{section}; "
+                              f"sections are {', '.join(SECTIONS)}.")
+        if not isinstance(values, dict):
+            raise ConfigError(f"--config {path}: sc2dask.{section} must be a mapping of "
+                              f"settings.")
+        _FILES[section].update({k.replace("-", "_"): (v, str(path)) for k, v in values.items()})
+    dask.config.set(content)  # process-wide, like a dask config file
+    return content
+
+
+_FILES: dict[str, dict[str, tuple[Any, str]]] = {section: {} for section in SECTIONS}
+
+
+def _config_origin(section: str, key: str, current: Mapping[str, Any]) -> str:
+    value = current.get(key)
+    if key in _FILES[section] and _FILES[section][key][0] == value:
+        return _FILES[section][key][1]
+    env_name = f"DASK_SC2DASK__{section.upper()}__{key.upper()}"
+    for name in (env_name, env_name.replace("_", "-")):
+        if name in os.environ:
+            return f"environment variable {env_name}"
+    default = DEFAULTS["sc2dask"][section].get(key.replace("_", "-"))
+    if key in current and value != default:
+        return "dask config (~/.config/dask, $DASK_CONFIG or dask.config.set)"
+    return DEFAULT_ORIGIN
+
+
+def _check_known(section: str, key: str, fields: Mapping[str, Any]) -> None:
+    if key not in fields:
+        known = [k.replace("_", "-") for k in fields]
+        close = difflib.get_close_matches(key.replace("_", "-"), known, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(f"Unknown setting sc2dask.{section}.{key.replace('_', '-')}.{hint} "
+                          f"Known: {', '.join(known)}.")
+
+
+def _checked(name: str, value, hint, rule: Rule, origin: str):
+    """``value`` as type ``hint`` within ``rule``, or a ConfigError naming the fix."""
+    allowed = [a for a in typing.get_args(hint)] if _is_union(hint) else [hint]
+    if type(None) in allowed:
+        if value is None:
+            return None
+        allowed.remove(type(None))
+    (kind,) = allowed
+    converted = _convert(value, kind)
+    if converted is _INVALID:
+        raise ConfigError(f"{name} must be {_kind_name(kind, rule)}, not {value!r} "
+                          f"(from {origin}).")
+    if isinstance(converted, (int, float)) and not isinstance(converted, bool) \
+            and not rule.admits(converted):
+        raise ConfigError(f"{name} must be {rule.describe()}, not {value!r} (from {origin}).")
+    return converted
+
+
+_INVALID = object()
+_TRUE, _FALSE = {"true", "yes", "on", "1"}, {"false", "no", "off", "0"}
+
+
+def _convert(value, kind):
+    if typing.get_origin(kind) is Literal:
+        return value if value in typing.get_args(kind) else _INVALID
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        return True if text in _TRUE else False if text in _FALSE else _INVALID
+    if kind in (int, float):
+        if isinstance(value, bool):
+            return _INVALID
+        if isinstance(value, str):
+            try:
+                value = float(value) if kind is float else int(value)
+            except ValueError:
+                return _INVALID
+        if isinstance(value, float) and kind is int:
+            return int(value) if value.is_integer() else _INVALID
+        return kind(value) if isinstance(value, (int, float)) else _INVALID
+    if kind is str:
+        return value if isinstance(value, str) and value else _INVALID
+    raise TypeError(f"settings of type {kind} are not supported")
+
+
+def _kind_name(kind, rule: Rule) -> str:
+    if typing.get_origin(kind) is Literal:
+        return "one of " + ", ".join(map(str, typing.get_args(kind)))
+    bounds = rule.describe()
+    names = {bool: "true or false", int: "a whole number", float: "a number",
+             str: "a non-empty string"}
+    return names[kind] + (f" {bounds}" if bounds else "")
+
+
+def _is_union(hint) -> bool:
+    return typing.get_origin(hint) in (typing.Union, types.UnionType)

@@ -1,0 +1,259 @@
+"""The training loop: env hosts play, their work becomes updates, new weights flow back.
+
+One loop shape for every mode: when a host's work returns, the update rule
+(``sc2dask/training/updates.py``) takes it and names the hosts to give new work, and they
+get it at once, so fast hosts do more. Weights travel only when a host lacks the version.
+
+``train()`` returns a ``Training`` handle at once; the loop runs in a thread.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import logging
+import threading
+import time
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..game import EnvConfig, check_map
+from ..monitoring.telemetry import TrainingPublisher
+from ..runtime.env_host import StaleWeights
+from ..settings import AgentSettings, TrainSettings, load
+from . import checkpoint
+from .cluster import cluster_client
+from .pool import EnvPool
+from .recorder import Progress, Recorder
+from .store import ParameterStore
+from .updates import make_update_rule
+
+log = logging.getLogger(__name__)
+
+
+class Training:
+    """A running (or finished) training: live ``progress``, ``stop()``, ``wait()``."""
+
+    def __init__(self, run: _Run):
+        self._run = run
+        self.progress = run.progress
+        self.settings, self.agent_settings = run.settings, run.agent_settings
+        self._thread = threading.Thread(target=run.loop, name="sc2dask-train", daemon=True)
+        self._thread.start()
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    @property
+    def pool(self) -> EnvPool | None:
+        """The run's env hosts (None before they start and after the run)."""
+        return self._run.pool
+
+    @property
+    def store(self) -> ParameterStore | None:
+        """The run's weights and optimizer state (None until the first host answers)."""
+        return self._run.store
+
+    def stop(self) -> None:
+        """Finish the update in flight, checkpoint, and stop."""
+        self._run.stopping.set()
+
+    def wait(self, timeout: float | None = None) -> dict:
+        """The summary once the run ends; raises what stopped it, if anything did."""
+        self._thread.join(timeout)
+        if self._run.error is not None:
+            raise self._run.error
+        return self.summary()
+
+    def summary(self) -> dict:
+        p, run = self.progress, self._run
+        return {"map": run.settings.map, "mode": run.settings.mode,
+                "agent_steps": p.agent_steps, "updates": p.updates, "episodes": p.episodes,
+                "wall_s": round(time.monotonic() - run.started, 2),
+                "mean_score_last_100": p.mean_score_last_100,
+                "restarts": run.restarts(),
+                "rejected_gradients": run.store.rejected if run.store else 0,
+                "dropped_stale_gradients": p.dropped_stale, "truncated": p.truncated,
+                "version": run.store.version if run.store else 0}
+
+
+def train(client=None, scheduler: str | None = None, resume: bool = False,
+          on_update=None, agent_overrides: dict | None = None, **overrides) -> Training:
+    """Start training; settings come from ``sc2dask.train`` and ``sc2dask.agent`` config.
+
+    Keyword arguments override any setting of either section (``mode="sync"``,
+    ``learning_rate=1e-3``; None means "from config"); ``agent_overrides`` is the same
+    for agent settings only. ``on_update(progress)`` is called after every update (for
+    live plots). With ``resume=True`` weights, optimizer state, counters and RNG continue
+    from the latest checkpoint in ``checkpoint_dir``.
+    """
+    agent_fields = {f.name for f in dataclasses.fields(AgentSettings)}
+    agent_overrides = dict(agent_overrides or {})
+    for key in [k for k in overrides if k.replace("-", "_") in agent_fields]:
+        agent_overrides[key] = overrides.pop(key)
+    opts = load(TrainSettings, overrides).values
+    agent = load(AgentSettings, agent_overrides).values
+    check_settings(opts, agent)
+    if resume and not opts.checkpoint_dir:
+        raise ConfigError("resume needs checkpoint_dir (the folder train wrote)")
+    check_map(opts.map)
+    return Training(_Run(opts, agent, client, scheduler, resume, on_update))
+
+
+def check_settings(opts: TrainSettings, agent: AgentSettings) -> None:
+    """What one setting cannot check alone: settings that must agree."""
+    from ..agents.spaces import ACTION_SETS  # no TensorFlow
+    if agent.action_set not in ACTION_SETS:
+        raise ConfigError(f"sc2dask.agent.action-set {agent.action_set!r} is not one of "
+                          f"{', '.join(ACTION_SETS)} (sc2dask/agents/spaces.py).")
+    if agent.epochs > 1 and opts.mode != "central":
+        raise ConfigError(f"epochs={agent.epochs} reuses each batch on the client, so it "
+                          f"needs mode='central' (in {opts.mode!r} mode workers send one "
+                          f"gradient per rollout); set epochs=1 or mode='central'.")
+
+
+class _Run:
+    """The state of one training run; ``loop`` runs it in the ``Training`` thread."""
+
+    def __init__(self, opts: TrainSettings, agent: AgentSettings, client, scheduler, resume,
+                 on_update):
+        from ..agents.a2c import A2CConfig
+        self.settings, self.agent_settings, self.on_update = opts, agent, on_update
+        self.agent_config = A2CConfig.from_settings(agent, seed=opts.seed)
+        self.env_config = EnvConfig(opts.map, screen=agent.screen, minimap=agent.minimap,
+                                    step_mul=opts.step_mul)
+        self.client, self.scheduler, self.resume = client, scheduler, resume
+        self.progress = Progress()
+        self.stopping = threading.Event()
+        self.error: BaseException | None = None
+        self.started = time.monotonic()
+        self.pool: EnvPool | None = None
+        self.store: ParameterStore | None = None
+        self.recorder: Recorder | None = None
+        self._game_restarts = 0  # summed from the hosts when the run ends
+
+    def restarts(self) -> int:
+        return 0 if self.pool is None else self.pool.host_restarts + self._game_restarts
+
+    def loop(self) -> None:
+        try:
+            if self.client is None:
+                with cluster_client(self.scheduler, self.settings.envs) as client:
+                    self.client = client
+                    self._train()
+            else:
+                self._train()
+        except BaseException as exc:  # surfaced by Training.wait()
+            self.error = exc
+            log.exception("training failed")
+
+    def _train(self) -> None:
+        opts = self.settings
+        saved = checkpoint.load(opts.checkpoint_dir) if self.resume else None
+        seed = opts.seed + (saved[2]["updates"] if saved else 0)  # fresh streams on resume
+        publisher = TrainingPublisher(self.client, dataclasses.asdict(opts))
+        with EnvPool(self.client, self.env_config, n_envs=opts.envs, seed=seed,
+                     call_timeout=opts.call_timeout) as self.pool:
+            self.store = ParameterStore(self._make_learner())
+            if saved:
+                self._restore(*saved)
+            self.recorder = Recorder(self.progress, lambda: self.store.version, self.checkpoint,
+                                     opts.checkpoint_every, publisher, self._summary_writer(),
+                                     self.on_update)
+            rule = make_update_rule(opts, self.agent_settings, self.store, self.recorder,
+                                    len(self.pool.placements), np.random.default_rng(seed))
+            try:
+                self._dispatch(rule)
+            finally:  # a run that fails keeps what it learned
+                self.checkpoint()
+                publisher.flush()
+            self._game_restarts = self.pool.stats()["game_restarts"]
+
+    def _dispatch(self, rule) -> None:
+        """Give every host work, then pass each result to ``rule`` until the run is done."""
+        held = {}  # id(placement) -> the version its host holds
+        pending: dict[concurrent.futures.Future, object] = {}
+        threads = concurrent.futures.ThreadPoolExecutor(len(self.pool.placements),
+                                                        thread_name_prefix="sc2dask-work")
+
+        def work(placement, version, weights):
+            """(result, version) of the host's work; ``weights`` None: it holds them."""
+            args = (self.settings.rollout_steps, self.agent_config)
+            if weights is None:
+                try:
+                    return self.pool.call(placement, rule.work, version, None, *args), version
+                except StaleWeights:  # a host recreated since has none: send them
+                    version, weights = self.store.snapshot()
+            self.recorder.moved(sum(w.nbytes for w in weights))
+            return self.pool.call(placement, rule.work, version, weights, *args), version
+
+        def give_work(placement):
+            version, weights = self.store.snapshot()
+            if held.get(id(placement)) == version:
+                weights = None  # the host has them: send only the version
+            held[id(placement)] = version
+            pending[threads.submit(work, placement, version, weights)] = placement
+
+        with threads:
+            for placement in self.pool.placements:
+                give_work(placement)
+            while pending and not self._done():
+                finished, _ = concurrent.futures.wait(
+                    pending, return_when=concurrent.futures.FIRST_COMPLETED)
+                for future in finished:
+                    placement = pending.pop(future)
+                    result, version = future.result()
+                    for ready in rule.on_result(placement, result, version):
+                        if not self._done():
+                            give_work(ready)
+            for future in pending:  # let work in flight finish before the hosts close
+                future.result()
+
+    def _done(self) -> bool:
+        return self.stopping.is_set() or self.progress.agent_steps >= self.settings.max_steps
+
+    # --- learner, checkpoints ------------------------------------------------------------
+
+    def _make_learner(self):
+        from ..agents.a2c import Learner
+        spec = self.pool.call(self.pool.placements[0], "observation_spec")
+        return Learner(self.agent_config, spec)
+
+    def _summary_writer(self):
+        """TensorBoard summaries next to the checkpoints, when there is a checkpoint dir."""
+        if not self.settings.checkpoint_dir:
+            return None
+        import tensorflow as tf
+        return tf.summary.create_file_writer(f"{self.settings.checkpoint_dir}/tensorboard")
+
+    def checkpoint(self) -> None:
+        """Save weights, optimizer state, counters and settings (with a checkpoint dir)."""
+        directory = self.settings.checkpoint_dir
+        if not directory or self.store is None:
+            return
+        p = self.progress
+        if self.recorder is not None:
+            self.recorder.checkpointed_at = p.updates
+        checkpoint.save(directory, p.updates, self.store.weights(),
+                        self.store.learner.get_optimizer_state(), {
+                            "version": self.store.version, "agent_steps": p.agent_steps,
+                            "updates": p.updates, "episodes": p.episodes,
+                            "scores": list(p.scores),
+                            "settings": dataclasses.asdict(self.settings),
+                            "env_config": dataclasses.asdict(self.env_config),
+                            "agent_config": dataclasses.asdict(self.agent_config),
+                            "obs_spec": self.store.learner.policy.obs_spec,
+                            # env hosts draw actions from streams seeded with this
+                            "rng_seed": self.settings.seed + p.updates})
+
+    def _restore(self, weights, optimizer, state) -> None:
+        try:
+            self.store.restore(weights, optimizer, state["version"])
+        except ValueError as exc:
+            raise ConfigError(f"The checkpoint in {self.settings.checkpoint_dir!r} was made "
+                              f"with other agent settings ({exc}).") from None
+        p = self.progress
+        p.agent_steps, p.updates, p.episodes = state["agent_steps"], state["updates"], state["episodes"]
+        p.scores.extend(state["scores"])

@@ -1,0 +1,86 @@
+"""What a run keeps of each update: counters, the history row, and where the row goes.
+
+The update rules call ``Recorder.record`` once per batch; the recorder counts steps,
+episodes and scores into ``Progress``, appends the history row, and hands the row to the
+training page (``TrainingPublisher``), to TensorBoard, to the checkpoint cadence and to
+the user's ``on_update`` callback, so no update rule knows about any of them.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+
+@dataclasses.dataclass
+class Progress:
+    """What a running training reports; ``history`` has one row per update."""
+
+    agent_steps: int = 0
+    updates: int = 0
+    episodes: int = 0
+    scores: collections.deque = dataclasses.field(
+        default_factory=lambda: collections.deque(maxlen=100))
+    history: list = dataclasses.field(default_factory=list)
+    bytes_moved: int = 0
+    dropped_stale: int = 0
+    truncated: int = 0  # trajectories cut by a crashed game (bootstrapped, not ended)
+
+    @property
+    def mean_score_last_100(self) -> float:
+        return float(np.mean(self.scores)) if self.scores else float("nan")
+
+
+class Recorder:
+    """Counts each batch into ``progress`` and passes its row on.
+
+    ``version`` reads the store's version; ``checkpoint`` is called every
+    ``checkpoint_every`` applied updates (0: never from here).
+    """
+
+    def __init__(self, progress: Progress, version: Callable[[], int],
+                 checkpoint: Callable[[], None], checkpoint_every: int,
+                 publisher=None, summaries=None, on_update=None):
+        self.progress = progress
+        self.started = time.monotonic()
+        self._version, self._checkpoint, self._every = version, checkpoint, checkpoint_every
+        self._publisher, self._summaries, self._on_update = publisher, summaries, on_update
+        self.checkpointed_at = progress.updates  # updates at the last checkpoint
+
+    def moved(self, nbytes: int) -> None:
+        """Count bytes that crossed the network (weights out, results back)."""
+        self.progress.bytes_moved += int(nbytes)
+
+    def record(self, applied: int, metrics: dict, scores, staleness: int) -> None:
+        """Count a batch's steps and scores, and ``applied`` optimizer steps made from it."""
+        p = self.progress
+        p.agent_steps += int(metrics.get("steps", 0))
+        p.truncated += int(metrics.get("truncated", 0))
+        p.episodes += len(scores)
+        p.scores.extend(scores)
+        p.updates += int(applied)
+        row = {**metrics,  # the learner's; the run's own counters win below
+               "update": p.updates, "agent_steps": p.agent_steps, "version": self._version(),
+               "staleness": staleness, "mean_score_last_100": p.mean_score_last_100,
+               "episodes": p.episodes, "bytes_moved": p.bytes_moved,
+               "wall_s": time.monotonic() - self.started}
+        p.history.append(row)
+        if self._publisher is not None:
+            self._publisher.publish(row, scores)
+        if applied and self._every and p.updates - self.checkpointed_at >= self._every:
+            self._checkpoint()
+        if self._summaries is not None:
+            self._write_summaries(row, p.agent_steps)
+        if self._on_update is not None:
+            self._on_update(p)
+
+    def _write_summaries(self, row: dict, step: int) -> None:
+        import tensorflow as tf
+        with self._summaries.as_default(step=step):
+            for key, value in row.items():
+                if isinstance(value, (int, float)) and np.isfinite(value):
+                    tf.summary.scalar(key, value)

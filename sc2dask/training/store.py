@@ -1,0 +1,57 @@
+"""``ParameterStore``: the run's versioned weights and optimizer state, on the client."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import numpy as np
+
+from ..core import Learner
+
+log = logging.getLogger(__name__)
+
+
+class ParameterStore:
+    """Versioned weights and optimizer state, held by a ``Learner``.
+
+    Sender threads read the weights while the loop applies updates, so reads and
+    updates take one lock and a version is never paired with half-applied weights.
+    """
+
+    def __init__(self, learner: Learner):
+        self.learner = learner
+        self.version = 0
+        self.rejected = 0
+        self._base_lr = float(learner.optimizer.learning_rate.numpy())
+        self._lock = threading.Lock()
+
+    def weights(self) -> list[np.ndarray]:
+        return self.snapshot()[1]
+
+    def snapshot(self) -> tuple[int, list[np.ndarray]]:
+        """(version, weights), consistent with each other."""
+        with self._lock:
+            return self.version, self.learner.get_weights()
+
+    def apply(self, grads, lr_scale: float = 1.0) -> bool:
+        """One optimizer step; NaN/inf gradients are rejected (logged), returning False."""
+        with self._lock:
+            self.learner.optimizer.learning_rate.assign(self._base_lr * lr_scale)
+            try:
+                self.learner.apply_gradients(grads)
+            except ValueError as exc:
+                self.rejected += 1
+                log.warning("gradient rejected: %s", exc)
+                return False
+            finally:
+                self.learner.optimizer.learning_rate.assign(self._base_lr)
+            self.version += 1
+            return True
+
+    def restore(self, weights, optimizer_state, version: int) -> None:
+        """Weights, optimizer state and version from a checkpoint (ValueError: other config)."""
+        with self._lock:
+            self.learner.set_weights(weights)
+            self.learner.set_optimizer_state(optimizer_state)
+            self.version = version

@@ -1,0 +1,141 @@
+"""The three update rules: how a host's finished work becomes a new version of the weights.
+
+The training loop (``sc2dask/training/loop.py``) only dispatches: when a host's work comes
+back it hands it to the rule, and gives new work to the hosts the rule returns.
+
+- ``CentralUpdates``: hosts return trajectories; the client computes the gradients (with
+  ``epochs`` > 1 it reuses each batch for several clipped, PPO-style steps).
+- ``SyncUpdates``: every host computes gradients on its own rollout; the client averages
+  ``sync-gradients`` of them (weighted by steps), applies one update and broadcasts.
+- ``AsyncUpdates``: each host's gradient is applied as it arrives; gradients more than
+  ``max-staleness`` versions old are dropped, fresher stale ones are applied with the
+  learning rate divided by (1 + staleness) (staleness-aware async SGD, Zhang et al. 2016).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..settings import TrainSettings
+from .recorder import Recorder
+from .store import ParameterStore
+
+
+class UpdateRule:
+    """Turns finished work into updates; ``on_result`` says which hosts get work next."""
+
+    work = "gradients"  # the EnvHost method whose results this rule takes
+
+    def __init__(self, store: ParameterStore, recorder: Recorder):
+        self.store, self.recorder = store, recorder
+
+    def on_result(self, placement, result, version: int) -> list:
+        """Take ``result`` of ``placement``'s work at ``version``; return the placements
+        that should get new work now (the same one, or none while it waits for others)."""
+        raise NotImplementedError
+
+
+class CentralUpdates(UpdateRule):
+    work = "rollout"
+
+    def __init__(self, store, recorder, epochs: int, minibatches: int,
+                 rng: np.random.Generator):
+        super().__init__(store, recorder)
+        self.epochs, self.minibatches, self.rng = epochs, minibatches, rng
+
+    def on_result(self, placement, trajectories, version):
+        trajectories = [t for t in trajectories if t is not None]
+        if not trajectories:
+            return [placement]
+        self.recorder.moved(sum(t.nbytes for t in trajectories))
+        staleness = self.store.version - min(t.version for t in trajectories)
+        applied = 0
+        for _ in range(self.epochs):  # > 1: PPO-style reuse of the batch
+            for batch in minibatches(trajectories, self.minibatches, self.rng):
+                grads, metrics = self.store.learner.compute_gradients(batch)
+                applied += self.store.apply(grads)
+        metrics["steps"] = float(sum(len(t) for t in trajectories))  # each step once
+        metrics["truncated"] = sum(t.truncated for t in trajectories)
+        self.recorder.record(applied, metrics, [s for t in trajectories for s in t.episode_scores],
+                             staleness)
+        return [placement]
+
+
+class AsyncUpdates(UpdateRule):
+    def __init__(self, store, recorder, max_staleness: int):
+        super().__init__(store, recorder)
+        self.max_staleness = max_staleness
+
+    def on_result(self, placement, result, version):
+        grads, metrics, scores = result
+        if grads is None:
+            return [placement]
+        staleness = self.store.version - version
+        self.recorder.moved(sum(g.nbytes for g in grads))
+        if staleness > self.max_staleness:
+            self.recorder.progress.dropped_stale += 1
+            self.recorder.record(False, metrics, scores, staleness)
+        else:
+            applied = self.store.apply(grads, lr_scale=1.0 / (1 + staleness))
+            self.recorder.record(applied, metrics, scores, staleness)
+        return [placement]
+
+
+class SyncUpdates(UpdateRule):
+    def __init__(self, store, recorder, gradients_per_update: int):
+        super().__init__(store, recorder)
+        self.k = gradients_per_update
+        self._batch: list[tuple] = []  # (result, version)
+        self._waiting: list = []  # placements whose result is in the batch
+
+    def on_result(self, placement, result, version):
+        self._batch.append((result, version))
+        self._waiting.append(placement)
+        if len(self._batch) < self.k:
+            return []  # this host waits for the broadcast
+        batch, self._batch = self._batch, []
+        waiting, self._waiting = self._waiting, []
+        results = [r for r, _ in batch if r[0] is not None]
+        if results:
+            grads, metrics = average_gradients(results)
+            self.recorder.moved(sum(g.nbytes for r in results for g in r[0]))
+            staleness = max(self.store.version - v for r, v in batch if r[0] is not None)
+            self.recorder.record(self.store.apply(grads), metrics,
+                                 [s for r in results for s in r[2]], staleness)
+        return waiting
+
+
+def make_update_rule(settings: TrainSettings, agent, store: ParameterStore, recorder: Recorder,
+                     n_hosts: int, rng: np.random.Generator) -> UpdateRule:
+    """The rule for ``settings.mode``; ConfigError if its settings do not fit ``n_hosts``."""
+    if settings.mode == "central":
+        return CentralUpdates(store, recorder, agent.epochs, agent.minibatches, rng)
+    if settings.mode == "async":
+        return AsyncUpdates(store, recorder, settings.max_staleness)
+    k = settings.sync_gradients or n_hosts
+    if k > n_hosts:
+        raise ConfigError(f"sc2dask.train.sync-gradients is {k} but the run has {n_hosts} env "
+                          f"hosts (one per worker); set it to at most {n_hosts}, or leave it "
+                          f"unset for one gradient per host.")
+    return SyncUpdates(store, recorder, k)
+
+
+def average_gradients(results: list[tuple]) -> tuple[list[np.ndarray], dict[str, float]]:
+    """The per-step average of hosts' (grads, metrics, scores): a host that played more
+    steps counts more, as if one learner had seen every step."""
+    weights = np.array([r[1]["steps"] for r in results], dtype=np.float64)
+    weights /= weights.sum()
+    grads = [sum(w * r[0][i] for w, r in zip(weights, results))
+             for i in range(len(results[0][0]))]
+    metrics = {key: float(np.mean([r[1][key] for r in results])) for key in results[0][1]}
+    metrics["steps"] = float(sum(r[1]["steps"] for r in results))
+    metrics["truncated"] = sum(r[1].get("truncated", 0) for r in results)
+    return grads, metrics
+
+
+def minibatches(trajectories: list, n: int, rng: np.random.Generator) -> list[list]:
+    """``trajectories`` shuffled into ``n`` groups (fewer when there are fewer)."""
+    order = rng.permutation(len(trajectories))
+    return [[trajectories[i] for i in group]
+            for group in np.array_split(order, min(n, len(trajectories)))]
