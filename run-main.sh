@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: set up .venv, then train FullyConv A2C on the emulated MoveToBeacon on a
-# local Dask cluster, printing the dashboard address and the score as it improves.
+# local Dask cluster: the dashboard links, a progress bar, and a summary line at the end
+# (Dask's and TensorFlow's logs go to the log file it names; --verbose shows them here).
 #   ./run-main.sh                       # 4 envs, 32x32, 'move' actions, 250k agent steps:
 #                                       # ~45 min on a 2-core VM; the mean score jumps from
 #                                       # ~1 to ~25 between 150k and 180k steps
@@ -13,5 +14,5 @@ if [ "${1:-}" = "demo" ]; then
     exec sc2dask demo "$@"
 fi
 # no_op, select_army, Move_screen: MoveToBeacon needs no more (sc2dask/agents/spaces.py)
-export DASK_SC2DASK__AGENT__ACTION_SET="${DASK_SC2DASK__AGENT__ACTION_SET:-move}"
-exec sc2dask train --map MoveToBeacon --envs "${ENVS:-4}" --max-steps "${MAX_STEPS:-250000}" "$@"
+exec sc2dask train --map MoveToBeacon --action-set move --envs "${ENVS:-4}" \
+    --max-steps "${MAX_STEPS:-250000}" "$@"

@@ -6,12 +6,18 @@ saves the curve as a PNG and a CSV next to it and prints where the score first r
 ``--target`` (SC2LE FullyConv: 26). Prints figures; asserts nothing.
 
     python benchmarks/bench_learning.py --max-steps 1000000 --minutes 60 --envs 4
+    python benchmarks/bench_learning.py --mode sync --learning-rate 0.001 --json
+
+Every train and agent setting is a flag (the same ones as ``sc2dask train``); the recipe
+below fills the ones left out, and config fills the rest.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
+import math
 import threading
 import time
 from pathlib import Path
@@ -19,49 +25,42 @@ from pathlib import Path
 from distributed import Client
 
 import sc2dask
+from sc2dask.cli.flags import add_setting_flags, given
+from sc2dask.settings import AgentSettings, TrainSettings
 from sc2dask.training.cluster import local_cluster
+
+# The documented recipe (README, run-main.sh); any flag changes it.
+RECIPE = {"map": "MoveToBeacon", "envs": 4, "max_steps": 1_000_000, "action_set": "move"}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--max-steps", type=int, default=1_000_000)
     parser.add_argument("--minutes", type=float, default=60.0)
-    parser.add_argument("--envs", type=int, default=4)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--mode", default="central", choices=("central", "sync", "async"))
-    parser.add_argument("--resolution", type=int, default=32)
-    parser.add_argument("--action-set", default="move")
-    parser.add_argument("--learning-rate", type=float, default=7e-4)
-    parser.add_argument("--epochs", type=int, default=1, help="> 1: PPO-style batch reuse")
-    parser.add_argument("--minibatches", type=int, default=1)
-    parser.add_argument("--rollout-steps", type=int, default=16)
-    parser.add_argument("--step-mul", type=int, default=8)
     parser.add_argument("--target", type=float, default=25.0)
     parser.add_argument("--out", default="benchmarks/results/learning_curve.png")
+    parser.add_argument("--json", action="store_true", help="end with one JSON object")
+    train_fields = add_setting_flags(parser, TrainSettings)
+    agent_fields = add_setting_flags(parser, AgentSettings)
     args = parser.parse_args()
+    chosen = {**RECIPE, **given(args, train_fields), **given(args, agent_fields)}
 
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    agent = dict(screen=args.resolution, minimap=args.resolution, action_set=args.action_set,
-                 learning_rate=args.learning_rate, epochs=args.epochs,
-                 minibatches=args.minibatches)
     reported = {"steps": 0}
 
     def report(progress):
-        if progress.agent_steps - reported["steps"] >= args.max_steps // 50:
+        if progress.agent_steps - reported["steps"] >= chosen["max_steps"] // 50:
             reported["steps"] = progress.agent_steps
             row = progress.history[-1]
             print(f"{row['agent_steps']:>9} steps {row['wall_s']:8.0f} s  mean score (last 100) "
                   f"{row['mean_score_last_100']:6.2f}  episodes {row['episodes']}", flush=True)
 
-    per_worker = -(-args.envs // args.workers)
+    per_worker = -(-chosen["envs"] // args.workers)
     with local_cluster(args.workers, per_worker) as cluster, \
             Client(cluster, direct_to_workers=True) as client:
         print(f"Dask dashboard: {client.dashboard_link}")
-        run = sc2dask.train(client=client, map="MoveToBeacon", envs=args.envs,
-                            max_steps=args.max_steps, mode=args.mode, on_update=report,
-                            rollout_steps=args.rollout_steps, step_mul=args.step_mul,
-                            agent_overrides=agent)
+        run = sc2dask.train(client=client, on_update=report, **chosen)
         timer = threading.Timer(args.minutes * 60, run.stop)
         timer.start()
         summary = run.wait()
@@ -73,6 +72,9 @@ def main():
         writer.writeheader()
         writer.writerows(history)
     reached = next((row for row in history if row["mean_score_last_100"] >= args.target), None)
+    summary.update(target=args.target, first_at_steps=reached and reached["agent_steps"],
+                   first_at_minutes=reached and round(reached["wall_s"] / 60, 2),
+                   settings={**vars(run.settings), **vars(run.agent_settings)})
     print(f"\n{summary}")
     if reached:
         print(f"mean score >= {args.target:g} first at {reached['agent_steps']} agent steps, "
@@ -80,11 +82,14 @@ def main():
     else:
         print(f"mean score never reached {args.target:g} "
               f"(final {summary['mean_score_last_100']:.2f})")
-    plot(history, out, args)
+    plot(history, out, run)
     print(f"curve: {out} and {out.with_suffix('.csv')}")
+    if args.json:
+        print(json.dumps({k: (None if isinstance(v, float) and math.isnan(v) else v)
+                          for k, v in summary.items()}))
 
 
-def plot(history, out: Path, args) -> None:
+def plot(history, out: Path, run) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -101,9 +106,11 @@ def plot(history, out: Path, args) -> None:
         ax.axhline(26, color="grey", linestyle="--", linewidth=0.8)
         ax.grid(alpha=0.3)
     left.text(0, 26.5, "SC2LE FullyConv: 26", color="grey", fontsize=8)
-    fig.suptitle(f"sc2dask A2C on emulated MoveToBeacon, {args.resolution}x{args.resolution}, "
-                 f"'{args.action_set}' set, {args.envs} envs, {args.mode}, epochs {args.epochs}, "
-                 f"step_mul {args.step_mul} ({time.strftime('%Y-%m-%d')})", fontsize=9)
+    opts, agent = run.settings, run.agent_settings
+    fig.suptitle(f"sc2dask A2C on emulated {opts.map}, {agent.screen}x{agent.screen}, "
+                 f"'{agent.action_set}' set, {opts.envs} envs, {opts.mode}, epochs "
+                 f"{agent.epochs}, step_mul {opts.step_mul} ({time.strftime('%Y-%m-%d')})",
+                 fontsize=9)
     fig.tight_layout()
     fig.savefig(out, dpi=100)
 

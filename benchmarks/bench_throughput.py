@@ -35,7 +35,7 @@ import numpy as np
 from distributed import Client
 
 from sc2dask.training.cluster import cluster_client, local_cluster
-from sc2dask.config import settings
+from sc2dask.settings import TrainSettings, load
 from sc2dask.game import EnvConfig
 from sc2dask.runtime.env_host import EnvHost
 from sc2dask.game import find_game
@@ -321,7 +321,7 @@ def main():
           "each, its envs in threads.")
 
     ms = 1e3
-    rollout_steps = settings("train")["rollout-steps"]
+    rollout_steps = load(TrainSettings).values.rollout_steps
     print(f"\n(b) one EnvHost with {n_b} envs, {args.episodes} evaluate calls of one episode per "
           f"env ({n_b * EPISODE_STEPS} agent steps each)")
     print(f"  in process (asyncio.run):         {local * ms:7.3f} ms per agent step")

@@ -198,7 +198,10 @@ def use_file(path: str | os.PathLike) -> dict:
             raise ConfigError(f"--config {path}: sc2dask.{section} must be a mapping of "
                               f"settings.")
         _FILES[section].update({k.replace("-", "_"): (v, str(path)) for k, v in values.items()})
-    dask.config.set(content)  # process-wide, like a dask config file
+    # Leaf by leaf: setting the "sc2dask" mapping whole would drop every key the file lacks.
+    dask.config.set({f"sc2dask.{section}.{key}": value
+                     for section, values in content["sc2dask"].items()
+                     for key, value in values.items()})  # process-wide, like a config file
     return content
 
 
@@ -209,10 +212,10 @@ def _config_origin(section: str, key: str, current: Mapping[str, Any]) -> str:
     value = current.get(key)
     if key in _FILES[section] and _FILES[section][key][0] == value:
         return _FILES[section][key][1]
-    env_name = f"DASK_SC2DASK__{section.upper()}__{key.upper()}"
-    for name in (env_name, env_name.replace("_", "-")):
-        if name in os.environ:
-            return f"environment variable {env_name}"
+    from_env = dask.config.collect_env().get("sc2dask", {}).get(section, {})
+    for name in (key, key.replace("_", "-")):
+        if name in from_env and from_env[name] == value:
+            return f"environment variable DASK_SC2DASK__{section.upper()}__{key.upper()}"
     default = DEFAULTS["sc2dask"][section].get(key.replace("_", "-"))
     if key in current and value != default:
         return "dask config (~/.config/dask, $DASK_CONFIG or dask.config.set)"

@@ -39,8 +39,8 @@ def test_checkpoint_then_resume_restores_weights_and_optimizer_exactly(client, t
     weights, optimizer, state = checkpoint.load(tmp_path)
     assert state["updates"] == summary["updates"] and state["version"] == summary["version"]
 
-    resumed = train(client=client, envs=2, max_steps=0, checkpoint_dir=str(tmp_path),
-                    resume=True, agent_overrides=TINY)
+    resumed = train(client=client, envs=2, max_steps=summary["agent_steps"],  # no more steps
+                    checkpoint_dir=str(tmp_path), resume=True, agent_overrides=TINY)
     again = resumed.wait(timeout=600)
     learner = resumed.store.learner
     for a, b in zip(weights, learner.get_weights()):

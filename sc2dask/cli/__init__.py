@@ -28,13 +28,17 @@ from .flags import add_setting_flags, given
 
 def train_agent(args: argparse.Namespace) -> int:
     """Train on a Dask cluster with a progress bar; Ctrl-C stops after a checkpoint."""
-    from ..training.cluster import cluster_client
-    from ..training.loop import train
+    from ..game import check_map
     from ..monitoring.telemetry import training_page_link
+    from ..training.cluster import cluster_client
+    from ..training.loop import check_settings, train
     use_config_file(args)
     run_opts = settings.load(settings.TrainSettings, given(args, args.train_fields),
                              origin="command line").values
     agent_opts = given(args, args.agent_fields)
+    check_settings(run_opts, settings.load(settings.AgentSettings, agent_opts,
+                                           origin="command line").values)
+    check_map(run_opts.map)  # all of this before a cluster starts
     with Console("train", args.verbose, quiet=args.json) as console:
         console.announce_log()
         with cluster_client(args.scheduler, run_opts.envs) as client:

@@ -1,0 +1,121 @@
+"""`sc2dask train` and `evaluate` as a user runs them: real processes on a real local cluster.
+
+What the terminal shows (a few lines and a progress bar, logs in a file), that settings
+from the environment are not overridden by flags left out, Ctrl-C, and bad input.
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from waiting import wait_until
+
+pytestmark = pytest.mark.usefixtures("sc2path")
+SC2DASK = str(Path(sys.executable).with_name("sc2dask"))
+TINY = ["--action-set", "move", "--screen", "16", "--minimap", "16"]
+
+
+def _env(tmp_path, **extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DASK_SC2DASK")}
+    env.update(SC2DASK_LOG_DIR=str(tmp_path / "logs"), **extra)
+    return env
+
+
+def _run(args, tmp_path, timeout=300, **extra):
+    return subprocess.run([SC2DASK, *args], capture_output=True, text=True, timeout=timeout,
+                          env=_env(tmp_path, **extra))
+
+
+def test_the_mode_from_the_environment_is_the_mode_trained(tmp_path):
+    """The old bug: `sc2dask train` passed --mode central whatever the config said."""
+    done = _run(["train", "--map", "MoveToBeacon", "--envs", "2", "--max-steps", "300",
+                 "--json"], tmp_path, DASK_SC2DASK__TRAIN__MODE="sync")
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) == 1, done.stdout  # --json: one JSON object and nothing else
+    summary = json.loads(lines[0])
+    assert summary["mode"] == "sync" and summary["agent_steps"] >= 300
+    assert "Traceback" not in done.stderr
+
+
+def test_train_shows_a_few_lines_and_a_bar_and_logs_to_a_file(tmp_path):
+    done = _run(["train", "--envs", "2", "--max-steps", "300", *TINY], tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) <= 6, done.stdout
+    assert [line.split(":")[0] for line in lines] == [
+        "Log", "Dask dashboard", "Training page", lines[3].split(":")[0], "Done"]
+    assert lines[3].startswith("Training FullyConv A2C on MoveToBeacon (central updates")
+    assert re.search(r"Done: \d+ agent steps, \d+ updates", lines[-1])
+    bar = done.stderr.replace("\r", "\n")
+    assert "step/s" in bar and "updates" in bar and "score(100)" in bar and "restarts" in bar
+    for noise in ("INFO", "Traceback", "oneDNN", "distributed."):
+        assert noise not in done.stdout + done.stderr, noise
+    log = Path(lines[0].split(":", 1)[1].strip())
+    assert log.parent == tmp_path / "logs"
+    assert "distributed.scheduler" in log.read_text()
+
+
+def test_ctrl_c_finishes_the_update_checkpoints_and_exits_0(tmp_path):
+    checkpoints = tmp_path / "run"
+    process = subprocess.Popen(
+        [SC2DASK, "train", "--envs", "2", "--max-steps", "1000000", "--checkpoint-dir",
+         str(checkpoints), "--checkpoint-every", "1", "--json", *TINY],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp_path))
+    try:
+        wait_until(lambda: (checkpoints / "LATEST").exists() or process.poll() is not None,
+                   timeout=240, what="the first checkpoint")
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, err[-3000:]
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert 0 < summary["agent_steps"] < 1_000_000
+    state = json.loads((checkpoints / (checkpoints / "LATEST").read_text().strip()
+                        / "state.json").read_text())
+    assert state["updates"] == summary["updates"]  # the last update is in the checkpoint
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+
+
+@pytest.mark.parametrize("args, extra, message", [
+    (["train", "--envs", "2", "--max-steps", "10"], {"DASK_SC2DASK__AGENT__LEARNING_RATE": "abc"},
+     "DASK_SC2DASK__AGENT__LEARNING_RATE"),
+    (["train", "--screen", "0"], {}, "sc2dask.agent.screen must be >= 1 and <= 1024"),
+    (["train", "--config", "/nonexistent/run.yaml"], {}, "Cannot read --config"),
+    (["train", "--map", "NoSuchMap", "--max-steps", "10"], {}, "Unknown map 'NoSuchMap'"),
+    (["evaluate", "--agent", "no.such.Agent", "--episodes", "1"], {}, "Cannot load agent"),
+    (["evaluate", "--checkpoint", "/nonexistent", "--episodes", "1"], {}, "No checkpoint in"),
+])
+def test_bad_input_is_one_clear_line_and_exit_2(tmp_path, args, extra, message):
+    done = _run(args, tmp_path, timeout=120, **extra)
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert message in done.stderr and done.stderr.startswith("error: ")
+    assert "Traceback" not in done.stderr + done.stdout
+
+
+def test_a_setting_checked_once_the_cluster_is_up_is_also_exit_2(tmp_path):
+    done = _run(["train", "--envs", "2", "--max-steps", "100", "--mode", "sync",
+                 "--sync-gradients", "3", *TINY], tmp_path)
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "sync-gradients is 3 but the run has 2 env hosts" in done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+
+
+def test_evaluate_a_checkpoint_on_the_map_and_sizes_it_was_trained_with(tmp_path):
+    checkpoints = tmp_path / "run"
+    trained = _run(["train", "--envs", "1", "--max-steps", "32", "--checkpoint-dir",
+                    str(checkpoints), "--json", *TINY], tmp_path)
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    done = _run(["evaluate", "--checkpoint", str(checkpoints), "--episodes", "1", "--envs",
+                 "1", "--json"], tmp_path)  # no --screen: the checkpoint's 16, not 32
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["map"] == "MoveToBeacon" and result["episodes"] == 1

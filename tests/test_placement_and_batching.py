@@ -1,0 +1,97 @@
+"""The client's arithmetic, without a cluster: placing envs, sharing episodes, batching
+trajectories, weighting sync gradients, and the settings that must agree."""
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from sc2dask.core import Trajectory
+from sc2dask.errors import ConfigError
+from sc2dask.settings import AgentSettings, TrainSettings, load
+from sc2dask.training.loop import check_settings
+from sc2dask.training.pool import Placement, plan_placements, share_episodes
+from sc2dask.training.updates import average_gradients, make_update_rule, minibatches
+
+pytestmark = pytest.mark.unit
+
+capacities = st.dictionaries(st.text("abcdef", min_size=1, max_size=3), st.integers(1, 8),
+                             min_size=1, max_size=6)
+
+
+@given(capacities, st.data())
+def test_placements_fill_the_roomiest_workers_and_never_exceed_capacity(capacity, data):
+    n_envs = data.draw(st.integers(1, sum(capacity.values())))
+    placements = plan_placements(capacity, n_envs, seed=3)
+    assert sum(p.n_envs for p in placements) == n_envs
+    assert all(0 < p.n_envs <= capacity[p.worker] for p in placements)
+    assert len({p.worker for p in placements}) == len(placements)  # one host per worker
+    assert len({p.seed for p in placements}) == len(placements)
+    # The fewest workers: every host but the last is full.
+    assert all(p.n_envs == capacity[p.worker] for p in placements[:-1])
+    assert [p.n_envs for p in placements[:-1]] == sorted(
+        (p.n_envs for p in placements[:-1]), reverse=True)
+
+
+@given(st.lists(st.integers(1, 8), min_size=1, max_size=6), st.integers(0, 200))
+def test_episodes_are_shared_in_proportion_to_envs(envs, episodes):
+    placements = [Placement(f"w{i}", n, i) for i, n in enumerate(envs)]
+    shares = share_episodes(placements, episodes)
+    assert sum(shares) == episodes
+    total = sum(envs)
+    for share, n in zip(shares, envs):
+        assert abs(share - episodes * n / total) < 1 + 1e-9
+
+
+def _trajectory(steps: int, version: int = 0) -> Trajectory:
+    observations = [{"screen": np.full((1, 2, 2), t, np.uint8)} for t in range(steps + 1)]
+    return Trajectory.from_steps(observations, [{"function": t % 3} for t in range(steps)],
+                                 [1.0] * steps, [False] * steps, version,
+                                 log_probs=[-0.5] * steps)
+
+
+def test_a_trajectory_from_steps_stacks_the_records():
+    t = _trajectory(4, version=7)
+    assert len(t) == 4 and t.version == 7 and t.observations["screen"].shape == (5, 1, 2, 2)
+    assert t.actions["function"].dtype == np.int32 and t.log_probs.dtype == np.float32
+    assert t.nbytes == 5 * 4 + 4 * 4 + 4 * 4 + 4
+    with pytest.raises(ValueError, match="needs 4 observations, got 3"):
+        Trajectory.from_steps([{"screen": np.zeros(1)}] * 3, [{"function": 0}] * 3,
+                              [0.0] * 3, [False] * 3, 0)
+
+
+@given(st.integers(1, 20), st.integers(1, 8), st.integers(0, 2**31))
+def test_minibatches_split_every_trajectory_into_at_most_n_groups(count, n, seed):
+    trajectories = [_trajectory(1, version=i) for i in range(count)]
+    groups = minibatches(trajectories, n, np.random.default_rng(seed))
+    assert len(groups) == min(n, count) and all(groups)
+    assert sorted(t.version for g in groups for t in g) == list(range(count))
+
+
+def test_sync_gradients_are_averaged_per_step():
+    results = [([np.array([1.0, 1.0])], {"steps": 30.0, "loss": 1.0}, [5.0]),
+               ([np.array([4.0, 0.0])], {"steps": 10.0, "loss": 3.0, "truncated": 1}, [])]
+    grads, metrics = average_gradients(results)
+    np.testing.assert_allclose(grads[0], [(30 * 1 + 10 * 4) / 40, 30 / 40])
+    assert metrics["steps"] == 40 and metrics["loss"] == 2.0 and metrics["truncated"] == 1
+
+
+def _train(**overrides) -> TrainSettings:
+    return load(TrainSettings, overrides).values
+
+
+def test_sync_gradients_above_the_number_of_hosts_is_refused():
+    with pytest.raises(ConfigError, match="sync-gradients is 3 but the run has 2 env hosts"):
+        make_update_rule(_train(mode="sync", sync_gradients=3), None, None, None, n_hosts=2,
+                         rng=np.random.default_rng())
+    rule = make_update_rule(_train(mode="sync", sync_gradients=2), None, None, None, n_hosts=2,
+                            rng=np.random.default_rng())
+    assert rule.k == 2 and rule.work == "gradients"
+
+
+def test_settings_that_must_agree():
+    agent = load(AgentSettings, {"epochs": 2}).values
+    with pytest.raises(ConfigError, match="needs mode='central'"):
+        check_settings(_train(mode="async"), agent)
+    check_settings(_train(mode="central"), agent)
+    with pytest.raises(ConfigError, match="action-set 'jump' is not one of"):
+        check_settings(_train(), load(AgentSettings, {"action_set": "jump"}).values)
