@@ -6,8 +6,9 @@ the two alike), and the YAML, registered with ``dask.config``, holds the default
 change them the dask ways (YAML in ``~/.config/dask``, ``DASK_SC2DASK__TRAIN__MODE=sync``,
 ``dask.config.set``), with ``--config FILE.yaml``, or with keyword arguments and flags
 (generated from these fields by ``sc2dask/cli/flags.py``). Precedence, highest first:
-keyword or flag, ``--config`` file, dask.config (``dask.config.set``, then environment
-variables, then YAML files), package default. A value left at None means "from config".
+keyword or flag; ``--config`` file (applied with ``dask.config.set`` when the command
+starts); dask.config (``dask.config.set``, then environment variables, then YAML files);
+package default. A value left at None means "from config".
 
 ``load`` checks every value against its field's type and ``Rule`` and says where a bad
 one came from, so ``DASK_SC2DASK__AGENT__LEARNING_RATE=abc`` fails at once, naming itself.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import numbers
 import os
 import types
 import typing
@@ -269,10 +271,16 @@ def _convert(value, kind):
                 value = float(value) if kind is float else int(value)
             except ValueError:
                 return _INVALID
-        if isinstance(value, float) and kind is int:
-            return int(value) if value.is_integer() else _INVALID
-        return kind(value) if isinstance(value, (int, float)) else _INVALID
+        if isinstance(value, numbers.Integral):  # numpy's too
+            return kind(value)
+        if isinstance(value, numbers.Real):
+            if kind is float:
+                return float(value)
+            return int(value) if float(value).is_integer() else _INVALID
+        return _INVALID
     if kind is str:
+        if isinstance(value, os.PathLike):  # a folder setting given as a Path
+            value = os.fspath(value)
         return value if isinstance(value, str) and value else _INVALID
     raise TypeError(f"settings of type {kind} are not supported")
 

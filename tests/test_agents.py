@@ -106,11 +106,13 @@ def test_encoder_matches_the_env(screen, minimap):
         env.close()
 
 
+@pytest.mark.unit
 def test_encoder_refuses_an_env_of_another_size():
     with pytest.raises(ConfigError, match="16x16"):
         ObservationEncoder(_obs_spec(16, 16), A2CConfig(screen=32, minimap=32))
 
 
+@pytest.mark.unit
 def test_action_sets():
     move = ActionSet.create("move", (16, 16), (16, 16))
     assert move.heads == {"function": 3, "screen": 256}  # queued, select_add fixed at 0
@@ -126,6 +128,7 @@ def test_action_sets():
         ActionSet.create("nope", (16, 16), (16, 16))
 
 
+@pytest.mark.unit
 def test_spatial_indices_map_to_x_y():
     action_set = ActionSet.create("minigames", (32, 24), (16, 12))
     heads = {h: 0 for h in action_set.heads}
@@ -158,6 +161,7 @@ def test_a_policy_that_clicks_the_beacon_scores(beacon_env):
 # ---------------------------------------------------------------------- model
 
 
+@pytest.mark.unit
 def test_model_stays_small_at_every_resolution():
     sizes = {}
     for screen, minimap, action_set in [(16, 16, "minigames"), (32, 32, "minigames"),
@@ -175,6 +179,7 @@ def test_model_stays_small_at_every_resolution():
     assert all(size < 8e6 for size in sizes.values()), sizes
 
 
+@pytest.mark.unit
 def test_policy_rebuilds_from_config_and_weights():
     """What crosses the network: (config, obs_spec) and a list of arrays, never the model."""
     spec = _obs_spec(16, 16)
@@ -190,6 +195,7 @@ def test_policy_rebuilds_from_config_and_weights():
 # ---------------------------------------------------------------------- acting
 
 
+@pytest.mark.unit
 def test_sampling_respects_available_actions():
     policy = Policy(A2CConfig(action_set="minigames", screen=16, minimap=16),
                     _obs_spec(16, 16))
@@ -242,6 +248,7 @@ def test_sampled_actions_play_in_the_game():
 # ---------------------------------------------------------------------- learning
 
 
+@pytest.mark.unit
 def test_discounted_returns():
     rewards = np.array([1.0, 0.0, 2.0], np.float32)
     values = np.array([0.5, 0.5, 0.5], np.float32)
@@ -258,6 +265,7 @@ def test_discounted_returns():
     np.testing.assert_allclose(returns, [1.25, 0.25, 7])
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("gae_lambda", [1.0, 0.95, 0.0])
 def test_advantage_operator_matches_the_recursion(gae_lambda):
     """The matrix form the learner uses in its graph equals the step-by-step recursion."""

@@ -63,22 +63,26 @@ def test_train_shows_a_few_lines_and_a_bar_and_logs_to_a_file(tmp_path):
 
 
 def test_ctrl_c_finishes_the_update_checkpoints_and_exits_0(tmp_path):
+    """As a terminal sends it: SIGINT to the whole process group (workers and games too)."""
     checkpoints = tmp_path / "run"
     process = subprocess.Popen(
         [SC2DASK, "train", "--envs", "2", "--max-steps", "1000000", "--checkpoint-dir",
          str(checkpoints), "--checkpoint-every", "1", "--json", *TINY],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp_path))
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp_path),
+        start_new_session=True)
     try:
         wait_until(lambda: (checkpoints / "LATEST").exists() or process.poll() is not None,
                    timeout=240, what="the first checkpoint")
-        process.send_signal(signal.SIGINT)
+        os.killpg(process.pid, signal.SIGINT)
         out, err = process.communicate(timeout=120)
     finally:
         if process.poll() is None:
-            process.kill()
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
     assert process.returncode == 0, err[-3000:]
     summary = json.loads(out.strip().splitlines()[-1])
     assert 0 < summary["agent_steps"] < 1_000_000
+    assert summary["restarts"] == 0  # no worker or game died of the Ctrl-C
     state = json.loads((checkpoints / (checkpoints / "LATEST").read_text().strip()
                         / "state.json").read_text())
     assert state["updates"] == summary["updates"]  # the last update is in the checkpoint

@@ -1,5 +1,6 @@
 """A game that dies mid-rollout yields a truncated trajectory ending at the last good state."""
 
+import concurrent.futures
 import os
 import signal
 
@@ -9,7 +10,7 @@ import pytest
 from sc2dask.agents.a2c import A2CConfig, Learner
 from sc2dask.game import EnvConfig
 from sc2dask.runtime.slot import EnvSlot
-from sc2dask.runtime.rollout import play_steps
+from sc2dask.runtime.rollout import play_batch, play_steps
 
 pytestmark = pytest.mark.usefixtures("sc2path")
 
@@ -54,3 +55,29 @@ def test_crash_mid_rollout_truncates_and_bootstraps_not_terminates():
     finally:
         if slot.env is not None:
             slot.env.close()
+
+
+def test_a_batch_keeps_playing_the_envs_whose_game_did_not_crash():
+    config = A2CConfig(action_set="move", screen=16, minimap=16)
+    slots = [EnvSlot(EnvConfig(screen=16, minimap=16), seed=s) for s in (5, 6, 7)]
+    learner = Learner(config, {k: tuple(v) for k, v in
+                               slots[0].ensure().observation_spec()[0].items()})
+    rng = np.random.default_rng(0)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(3) as threads:
+            first = play_batch(slots, learner.policy, 0, 6, rng, threads)
+            assert [len(t) for t in first] == [6, 6, 6] and not any(t.truncated for t in first)
+            # The batch continues from where each env was: no reset between rollouts.
+            episodes_before = [s.episodes for s in slots]
+            slots[1].env = _KillAfter(slots[1], 2)
+            second = play_batch(slots, learner.policy, 1, 6, rng, threads)
+        assert second[1].truncated and len(second[1]) == 2 and slots[1].restarts == 1
+        for t in (second[0], second[2]):
+            assert len(t) == 6 and not t.truncated and t.version == 1
+            assert all(len(v) == 7 for v in t.observations.values())
+        assert [s.episodes for s in slots] == episodes_before  # 12 steps end no episode
+        grads, _ = learner.compute_gradients([t for t in first + second])
+        assert all(np.isfinite(g).all() for g in grads)
+    finally:
+        for slot in slots:
+            slot.close()

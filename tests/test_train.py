@@ -77,8 +77,12 @@ def test_a_killed_worker_mid_rollout_is_replaced_and_training_goes_on(client):
 def test_user_errors_are_clear(client, tmp_path):
     with pytest.raises(ConfigError, match="needs mode='central'"):
         train(client=client, mode="sync", agent_overrides={"epochs": 2})
-    with pytest.raises(ConfigError, match="Unknown setting sc2dask.train.max-step"):
+    with pytest.raises(ConfigError, match="Unknown setting 'max_step'.*Did you mean 'max_steps'"):
         train(client=client, max_step=10)
+    with pytest.raises(ConfigError, match="Did you mean 'learning_rate'"):
+        train(client=client, learning_rat=0.1)
+    with pytest.raises(ConfigError, match="given both"):
+        train(client=client, screen=16, agent_overrides={"screen": 16})
     with pytest.raises(ConfigError, match="mode"):
         train(client=client, mode="sideways")
     with pytest.raises(UnknownMapError):

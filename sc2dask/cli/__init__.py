@@ -9,6 +9,7 @@ links and a progress bar, and send Dask's and TensorFlow's logs to a file
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import shlex
@@ -19,7 +20,7 @@ import threading
 from collections.abc import Sequence
 
 from .. import settings
-from ..errors import SC2DaskError
+from ..errors import ConfigError, SC2DaskError
 from .console import Console
 from .flags import add_setting_flags, given
 
@@ -38,30 +39,34 @@ def train_agent(args: argparse.Namespace) -> int:
     agent_opts = given(args, args.agent_fields)
     check_settings(run_opts, settings.load(settings.AgentSettings, agent_opts,
                                            origin="command line").values)
+    if args.resume and not run_opts.checkpoint_dir:
+        raise ConfigError("--resume continues a run from its --checkpoint-dir; give the folder "
+                          "the run wrote (or set sc2dask.train.checkpoint-dir).")
     check_map(run_opts.map)  # all of this before a cluster starts
-    with Console("train", args.verbose, quiet=args.json) as console:
-        console.announce_log()
-        with cluster_client(args.scheduler, run_opts.envs) as client:
-            console.say(f"Dask dashboard: {client.dashboard_link}")
-            page = training_page_link(client)
-            console.say(f"Training page:  {page}" if page else "Training page:  none (start "
-                        "the scheduler with --preload sc2dask.dashboard)")
-            bar = TrainingBar(lambda: console.progress_bar(run_opts.max_steps))
-            handle = train(client=client, resume=args.resume, agent_overrides=agent_opts,
-                           on_update=bar.show, **given(args, args.train_fields))
-            bar.training = handle
-            console.say(f"Training FullyConv A2C on {handle.settings.map} "
-                        f"({handle.settings.mode} updates, "
-                        f"{handle.settings.envs or 'all'} envs, action set "
-                        f"{handle.agent_settings.action_set!r}) for "
-                        f"{handle.settings.max_steps} agent steps; Ctrl-C stops after a "
-                        f"checkpoint")
-            try:
-                summary = _wait_stopping_on_interrupt(handle, console)
-            finally:
-                bar.close(handle.progress)
+    with Console("train", args.verbose, quiet=args.json) as console, \
+            contextlib.ExitStack() as stack:
+        with _children_ignore_sigint():
+            client = stack.enter_context(cluster_client(args.scheduler, run_opts.envs))
+        console.say(f"Dask dashboard: {client.dashboard_link}")
+        page = training_page_link(client)
+        console.say(f"Training page:  {page}" if page else "Training page:  none (start "
+                    "the scheduler with --preload sc2dask.dashboard)")
+        bar = TrainingBar(lambda: console.progress_bar(run_opts.max_steps))
+        handle = train(client=client, resume=args.resume, agent_overrides=agent_opts,
+                       on_update=bar.show, **given(args, args.train_fields))
+        bar.training = handle
+        console.say(f"Training FullyConv A2C on {handle.settings.map} "
+                    f"({handle.settings.mode} updates, "
+                    f"{handle.settings.envs or 'all'} envs, action set "
+                    f"{handle.agent_settings.action_set!r}) for "
+                    f"{handle.settings.max_steps} agent steps; Ctrl-C stops after a "
+                    f"checkpoint")
+        try:
+            summary = _wait_stopping_on_interrupt(handle, console)
+        finally:
+            bar.close(handle.progress)
     if args.json:
-        console.result(json.dumps(summary))
+        console.result(json_line(summary))
     else:
         score = summary["mean_score_last_100"]
         console.say(f"Done: {summary['agent_steps']} agent steps, {summary['updates']} updates "
@@ -88,7 +93,7 @@ class TrainingBar:
         pool = self.training.pool if self.training is not None else None
         self.bar.set_postfix_str(
             f"updates {progress.updates}, episodes {progress.episodes}, score(100) "
-            f"{'-' if math.isnan(score) else f'{score:.2f}'}, restarts "
+            f"{'-' if math.isnan(score) else f'{score:.2f}'}, host restarts "
             f"{pool.host_restarts if pool else 0}", refresh=False)
         self.bar.refresh()
 
@@ -96,6 +101,28 @@ class TrainingBar:
         if self.bar is not None:
             self.show(progress)
             self.bar.close()
+
+
+@contextlib.contextmanager
+def _children_ignore_sigint():
+    """Processes started inside (a local cluster's workers, and the games they start)
+    ignore SIGINT: a terminal's Ctrl-C goes to the whole process group, and only this
+    process should act on it, by stopping the run cleanly. (Ctrl-C is ignored while
+    the cluster starts, a few seconds.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def json_line(summary: dict) -> str:
+    """``summary`` as strict JSON (NaN, e.g. a score before any episode ended, is null)."""
+    return json.dumps({k: None if isinstance(v, float) and math.isnan(v) else v
+                       for k, v in summary.items()})
 
 
 def _wait_stopping_on_interrupt(handle, console: Console) -> dict:
@@ -140,13 +167,12 @@ def evaluate_agent(args: argparse.Namespace) -> int:
         agent = args.agent
     config = EnvConfig(**env)
     with Console("evaluate", args.verbose, quiet=args.json) as console:
-        console.announce_log()
         console.say(f"Evaluating {args.checkpoint or agent} on {config.map_name}: "
                     f"{opts.episodes} episodes ...")
         result = evaluate(agent, episodes=opts.episodes, envs=opts.envs,
                           scheduler=args.scheduler, config=config)
     if args.json:
-        console.result(json.dumps(result.summary()))
+        console.result(json_line(result.summary()))
     else:
         console.say(f"{result.map}: mean {result.mean:.2f} (std {result.std:.2f}, min "
                     f"{result.min:g}, max {result.max:g}) over {result.episodes} episodes")
@@ -301,6 +327,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SC2DaskError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 Dask, TensorFlow, pysc2 and the games write to the process's stdout and stderr, and the
 worker processes a local cluster starts inherit both. ``Console`` points those two file
 descriptors at a log file for the command's lifetime and keeps private copies of the
-terminal for our lines, the progress bar and errors. With ``verbose`` nothing moves.
+terminal for our lines and the progress bar; once it exits, everything (errors included)
+goes to the terminal again. With ``verbose`` nothing moves.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ class Console:
         self._command = command
         self._saved: list[int] = []
         self._log = None
+        self._handlers: list[logging.Handler] = []
+        self._level = logging.WARNING
 
     def __enter__(self) -> Console:
         if self.verbose:
@@ -41,8 +44,13 @@ class Console:
         self.err = os.fdopen(os.dup(self._saved[1]), "w", buffering=1)
         os.dup2(self._log.fileno(), 1)
         os.dup2(self._log.fileno(), 2)
+        root = logging.getLogger()
+        self._handlers, self._level = root.handlers[:], root.level
         logging.basicConfig(level=logging.INFO, stream=sys.stderr, force=True,
                             format="%(asctime)s %(name)s %(levelname)s %(message)s")
+        # Where the rest went, even with --json (stdout stays one JSON object).
+        print(f"Log:            {self.log_path}", file=self.err if self.quiet else self.out,
+              flush=True)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -55,9 +63,16 @@ class Console:
         for fd in self._saved:
             os.close(fd)
         self._saved = []
+        root = logging.getLogger()
+        for handler in root.handlers[:]:
+            root.removeHandler(handler)
+        for handler in self._handlers:
+            root.addHandler(handler)
+        root.setLevel(self._level)
         self._log.close()
-        self.out.flush()
-        self.err.flush()
+        for stream in (self.out, self.err):
+            stream.close()
+        self.out, self.err = sys.stdout, sys.stderr
 
     def say(self, text: str) -> None:
         """A line for the user (none with --json)."""
@@ -67,13 +82,6 @@ class Console:
     def result(self, text: str) -> None:
         """The command's result: printed even with --json."""
         print(text, file=self.out, flush=True)
-
-    def error(self, text: str) -> None:
-        print(text, file=self.err, flush=True)
-
-    def announce_log(self) -> None:
-        if self.log_path is not None:
-            self.say(f"Log:            {self.log_path}")
 
     def progress_bar(self, total: int, unit: str = "step"):
         """A tqdm bar on the terminal; a no-op one with --json."""

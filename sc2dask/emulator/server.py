@@ -136,7 +136,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         wake_up_writer.setblocking(False)
         signal.set_wakeup_fd(wake_up_writer.fileno(), warn_on_full_buffer=False)
-        for signum in (signal.SIGTERM, signal.SIGINT):
+        # A SIGINT ignored by whoever started us stays ignored (as nohup does), so a
+        # terminal's Ctrl-C can stop a training run cleanly without killing its games.
+        stopping = [signal.SIGTERM] + [signal.SIGINT] * (
+            signal.getsignal(signal.SIGINT) is not signal.SIG_IGN)
+        for signum in stopping:
             signal.signal(signum, lambda signum, frame: None)
         accept = threading.Thread(target=server.serve_forever, name="sc2api-accept")
         accept.start()

@@ -1,22 +1,26 @@
 """``EnvHost``: the Dask actor that owns a worker's pysc2 environments.
 
-One host per worker owns several envs and steps them concurrently, one thread each
-(dask runs all *sync* actor methods of a worker one at a time, so the public methods
-are ``async`` and hand the blocking pysc2 calls to threads). A game that crashes is
-restarted in place and counted; the host itself never dies of it.
+One host per worker owns several envs. A rollout moves them in lockstep, one forward
+pass for all of them per step (``sc2dask/runtime/rollout.py``), and steps them
+concurrently, one thread each (dask runs all *sync* actor methods of a worker one at a
+time, so the public methods are ``async`` and hand the blocking pysc2 calls to threads).
+A game that crashes is restarted in place and counted; the host itself never dies of it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import os
 import threading
 
-from ..game import GAME_FAILURES, EnvConfig, load_agent_class, play_episode
+import numpy as np
+
+from ..game import GAME_FAILURES, EnvConfig, load_agent_class
 from ..monitoring.telemetry import HostReporter
 from .preload import worker_tf_threads
-from .rollout import play_steps
+from .rollout import play_batch
 from .slot import EnvSlot
 
 log = logging.getLogger(__name__)
@@ -45,6 +49,9 @@ class EnvHost:
         self._version = -1
         self._learner_lock = threading.Lock()
         self._reporter = HostReporter(n_envs)  # per-env stats for the training page
+        self._rng = np.random.default_rng([seed, n_envs])  # the policy's action sampling
+        self._env_threads = concurrent.futures.ThreadPoolExecutor(
+            max(1, n_envs), thread_name_prefix="sc2dask-env")  # one per env: steps overlap
 
     # --- evaluation of any pysc2 agent ---------------------------------------------------
 
@@ -64,8 +71,7 @@ class EnvHost:
                 env = slot.ensure()
                 agent = agent_class()
                 agent.setup(env.observation_spec()[0], env.action_spec()[0])
-                scores.append(play_episode(env, agent))
-                slot.finish_episode()
+                scores.append(slot.play_episode(agent))
             except GAME_FAILURES as exc:  # the episode is lost; replay it on a new game
                 slot.crashed(exc)
         return scores
@@ -80,10 +86,8 @@ class EnvHost:
         """
         # Building the learner starts a game and imports TensorFlow: never on the event loop.
         learner = await asyncio.to_thread(self._ensure_learner, version, weights, agent_config)
-        policy = learner.policy
-        trajectories = list(await asyncio.gather(*(
-            asyncio.to_thread(play_steps, slot, policy, version, n_steps)
-            for slot in self._slots)))
+        trajectories = await asyncio.to_thread(play_batch, self._slots, learner.policy, version,
+                                               n_steps, self._rng, self._env_threads)
         self._reporter.after_rollout(self, trajectories)
         return trajectories
 
@@ -135,3 +139,4 @@ class EnvHost:
         self._reporter.closed()
         for slot in self._slots:
             slot.close()
+        self._env_threads.shutdown(wait=False)

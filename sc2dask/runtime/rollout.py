@@ -1,46 +1,106 @@
-"""Playing n steps of one environment with the policy: the unit of work of an env host."""
+"""Playing n steps of a host's envs with the policy: the unit of work of an env host.
+
+All envs of a host move in lockstep: one forward pass chooses the actions of every env
+still playing (batched inference, as EnvPool and Sample Factory do), then the envs step
+concurrently, each in its own thread (the games are other processes; pysc2 waits on
+their sockets without the GIL).
+"""
 
 from __future__ import annotations
 
+import concurrent.futures
+from collections.abc import Sequence
+
+import numpy as np
+
 from ..core import Trajectory
 from ..game import GAME_FAILURES
-from .slot import EnvSlot
+from .slot import EnvSlot, Step
+
+
+class _Record:
+    """What one env did in a rollout, step by step, until it ended or its game crashed."""
+
+    def __init__(self):
+        self.encoded, self.actions, self.log_probs = [], [], []
+        self.rewards, self.terminal, self.scores = [], [], []
+        self.crashed = False
+
+    def stepped(self, step: Step) -> None:
+        self.rewards.append(step.reward)
+        self.terminal.append(step.terminal)
+        if step.score is not None:
+            self.scores.append(step.score)
+
+    def trajectory(self, version: int) -> Trajectory | None:
+        """The steps as one Trajectory; after a crash, cut at the last good state and
+        marked truncated (so the learner bootstraps it), or None when nothing is left."""
+        done = len(self.rewards)  # an action whose step failed is dropped; its state is kept
+        if not self.crashed:
+            return Trajectory.from_steps(self.encoded, self.actions, self.rewards,
+                                         self.terminal, version, episode_scores=self.scores,
+                                         log_probs=self.log_probs)
+        if done == 0:
+            return None
+        encoded = self.encoded[:done + 1]
+        if len(encoded) == done:  # the crash hit the reset after an episode end, which
+            encoded.append(encoded[-1])  # needs no bootstrap state: any will do
+        return Trajectory.from_steps(encoded, self.actions[:done], self.rewards, self.terminal,
+                                     version, truncated=True, episode_scores=self.scores,
+                                     log_probs=self.log_probs[:done])
+
+
+def play_batch(slots: Sequence[EnvSlot], policy, version: int, n_steps: int,
+               rng: np.random.Generator,
+               threads: concurrent.futures.Executor | None = None) -> list[Trajectory | None]:
+    """Up to ``n_steps`` steps of every slot's env, one ``Trajectory`` per slot.
+
+    Episodes that end inside are reset in place (``terminal`` marks the step). A game
+    that crashes drops out of the rest of the rollout: its trajectory stops at the last
+    good state, marked ``truncated``, and its slot restarts the game on the next use;
+    the trajectory is None when the crash left no step to learn from.
+    """
+    records = [_Record() for _ in slots]
+    run = threads.map if threads is not None and len(slots) > 1 else map
+
+    def observe(i):
+        """The observation env i acts on next; a crash takes it out of the rollout."""
+        try:
+            return slots[i].current()
+        except GAME_FAILURES as exc:
+            slots[i].crashed(exc)
+            records[i].crashed = True
+            return None
+
+    def step(i, action):
+        try:
+            records[i].stepped(slots[i].step(action))
+        except GAME_FAILURES as exc:
+            slots[i].crashed(exc)
+            records[i].crashed = True
+            return None
+        return observe(i)
+
+    timesteps = list(run(observe, range(len(slots))))
+    for _ in range(n_steps):
+        live = [i for i, t in enumerate(timesteps) if t is not None]
+        if not live:
+            break
+        encoded = [policy.encoder.encode(timesteps[i].observation) for i in live]
+        batch = {k: np.stack([e[k] for e in encoded]) for k in encoded[0]}
+        heads, behaviour, calls = policy.act(batch, rng)
+        for row, i in enumerate(live):
+            records[i].encoded.append(encoded[row])
+            records[i].actions.append({head: int(index[row]) for head, index in heads.items()})
+            records[i].log_probs.append(float(behaviour["log_prob"][row]))
+        for i, timestep in zip(live, run(step, live, calls)):
+            timesteps[i] = timestep
+    for i, timestep in enumerate(timesteps):
+        if timestep is not None:
+            records[i].encoded.append(policy.encoder.encode(timestep.observation))
+    return [record.trajectory(version) for record in records]
 
 
 def play_steps(slot: EnvSlot, policy, version: int, n_steps: int) -> Trajectory | None:
-    """Up to ``n_steps`` steps of ``slot``'s env with ``policy``, as one ``Trajectory``.
-
-    Episodes that end inside are reset in place (``terminal`` marks the step). If the
-    game crashes, the trajectory stops at the last good state and is marked
-    ``truncated`` so the learner bootstraps it; the slot restarts its game. Returns
-    None when the crash left no step to learn from.
-    """
-    encoded, actions, log_probs, rewards, terminal, scores = [], [], [], [], [], []
-    try:
-        timestep = slot.current()
-        for _ in range(n_steps):
-            observation = policy.encoder.encode(timestep.observation)
-            heads, behaviour, calls = policy.act({k: v[None] for k, v in observation.items()},
-                                                 slot.rng)
-            encoded.append(observation)
-            actions.append({head: int(index[0]) for head, index in heads.items()})
-            log_probs.append(float(behaviour["log_prob"][0]))
-            step = slot.step(calls[0])
-            rewards.append(step.reward)
-            terminal.append(step.terminal)
-            if step.score is not None:
-                scores.append(step.score)
-            timestep = slot.current()
-        encoded.append(policy.encoder.encode(timestep.observation))
-        return Trajectory.from_steps(encoded, actions, rewards, terminal, version,
-                                     episode_scores=scores, log_probs=log_probs)
-    except GAME_FAILURES as exc:
-        slot.crashed(exc)
-        done = len(rewards)  # an action whose step failed is dropped; its state is kept
-        if done == 0:
-            return None
-        if len(encoded) == done:  # the crash hit the reset after an episode end, which
-            encoded.append(encoded[-1])  # needs no bootstrap state: any will do
-        return Trajectory.from_steps(encoded[:done + 1], actions[:done], rewards, terminal,
-                                     version, truncated=True, episode_scores=scores,
-                                     log_probs=log_probs[:done])
+    """Up to ``n_steps`` steps of one slot's env (``play_batch`` of one, with its own rng)."""
+    return play_batch([slot], policy, version, n_steps, slot.rng)[0]

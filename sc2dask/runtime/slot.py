@@ -7,7 +7,7 @@ import logging
 
 import numpy as np
 
-from ..game import EnvConfig
+from ..game import EnvConfig, play_episode
 
 log = logging.getLogger(__name__)
 
@@ -64,10 +64,15 @@ class EnvSlot:
         self._timestep = None
         return Step(timestep.reward, True, score)
 
-    def finish_episode(self) -> None:
-        """Count an episode played outside ``step`` (evaluation); rollouts start afresh."""
-        self.episodes += 1
+    def play_episode(self, agent) -> float:
+        """One whole episode with a set-up pysc2 ``agent`` (evaluation); returns its score.
+
+        Rollouts afterwards start a new episode, whatever happened to this one.
+        """
         self._timestep = None
+        score = play_episode(self.ensure(), agent)
+        self.episodes += 1
+        return score
 
     def crashed(self, exc: BaseException) -> None:
         """Close what is left of a crashed game; the next ``ensure`` starts a new one."""
@@ -93,3 +98,4 @@ class EnvSlot:
             except Exception:  # noqa: BLE001 - closing is best effort
                 pass
             self.env = None
+        self._timestep = None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import difflib
 import logging
 import threading
 import time
@@ -48,7 +49,7 @@ class Training:
 
     @property
     def pool(self) -> EnvPool | None:
-        """The run's env hosts (None before they start and after the run)."""
+        """The run's env hosts (None before they start; closed once the run ends)."""
         return self._run.pool
 
     @property
@@ -89,10 +90,7 @@ def train(client=None, scheduler: str | None = None, resume: bool = False,
     live plots). With ``resume=True`` weights, optimizer state, counters and RNG continue
     from the latest checkpoint in ``checkpoint_dir``.
     """
-    agent_fields = {f.name for f in dataclasses.fields(AgentSettings)}
-    agent_overrides = dict(agent_overrides or {})
-    for key in [k for k in overrides if k.replace("-", "_") in agent_fields]:
-        agent_overrides[key] = overrides.pop(key)
+    agent_overrides = _split_overrides(overrides, dict(agent_overrides or {}))
     opts = load(TrainSettings, overrides).values
     agent = load(AgentSettings, agent_overrides).values
     check_settings(opts, agent)
@@ -100,6 +98,27 @@ def train(client=None, scheduler: str | None = None, resume: bool = False,
         raise ConfigError("resume needs checkpoint_dir (the folder train wrote)")
     check_map(opts.map)
     return Training(_Run(opts, agent, client, scheduler, resume, on_update))
+
+
+def _split_overrides(overrides: dict, agent_overrides: dict) -> dict:
+    """Move agent settings from ``overrides`` to ``agent_overrides``; an unknown name, or one
+    given twice, is a ConfigError (with the closest name of either section)."""
+    train_fields = {f.name for f in dataclasses.fields(TrainSettings)}
+    agent_fields = {f.name for f in dataclasses.fields(AgentSettings)}
+    for key in list(overrides):
+        name = key.replace("-", "_")
+        if name in agent_fields:
+            if name in {k.replace("-", "_") for k in agent_overrides}:
+                raise ConfigError(f"{key!r} is given both as a keyword and in agent_overrides; "
+                                  f"give it once.")
+            agent_overrides[name] = overrides.pop(key)
+        elif name not in train_fields:
+            known = sorted(train_fields | agent_fields)
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise ConfigError(f"Unknown setting {key!r} (not in sc2dask.train or "
+                              f"sc2dask.agent).{hint} See `sc2dask config show`.")
+    return agent_overrides
 
 
 def check_settings(opts: TrainSettings, agent: AgentSettings) -> None:
@@ -159,7 +178,8 @@ class _Run:
             self.store = ParameterStore(self._make_learner())
             if saved:
                 self._restore(*saved)
-            self.recorder = Recorder(self.progress, lambda: self.store.version, self.checkpoint,
+            self.recorder = Recorder(self.progress, self.started, lambda: self.store.version,
+                                     self.checkpoint,
                                      opts.checkpoint_every, publisher, self._summary_writer(),
                                      self.on_update)
             rule = make_update_rule(opts, self.agent_settings, self.store, self.recorder,
@@ -196,7 +216,7 @@ class _Run:
             held[id(placement)] = version
             pending[threads.submit(work, placement, version, weights)] = placement
 
-        with threads:
+        try:
             for placement in self.pool.placements:
                 give_work(placement)
             while pending and not self._done():
@@ -210,6 +230,8 @@ class _Run:
                             give_work(ready)
             for future in pending:  # let work in flight finish before the hosts close
                 future.result()
+        finally:  # after an error, work in flight is not waited for: the pool closes it
+            threads.shutdown(wait=False, cancel_futures=True)
 
     def _done(self) -> bool:
         return self.stopping.is_set() or self.progress.agent_steps >= self.settings.max_steps

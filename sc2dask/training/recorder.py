@@ -38,15 +38,15 @@ class Progress:
 class Recorder:
     """Counts each batch into ``progress`` and passes its row on.
 
-    ``version`` reads the store's version; ``checkpoint`` is called every
+    ``started`` is the run's start (``time.monotonic()``); ``version`` reads the store's version; ``checkpoint`` is called every
     ``checkpoint_every`` applied updates (0: never from here).
     """
 
-    def __init__(self, progress: Progress, version: Callable[[], int],
+    def __init__(self, progress: Progress, started: float, version: Callable[[], int],
                  checkpoint: Callable[[], None], checkpoint_every: int,
                  publisher=None, summaries=None, on_update=None):
         self.progress = progress
-        self.started = time.monotonic()
+        self.started = started  # time.monotonic() when the run began: rows' wall_s count from it
         self._version, self._checkpoint, self._every = version, checkpoint, checkpoint_every
         self._publisher, self._summaries, self._on_update = publisher, summaries, on_update
         self.checkpointed_at = progress.updates  # updates at the last checkpoint

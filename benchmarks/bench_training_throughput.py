@@ -1,0 +1,100 @@
+"""Training throughput against env-only throughput and against a baseline commit, side by side.
+
+One invocation runs, one after another on the same machine, whole commands as a user
+types them (cluster start-up counted in each):
+
+1. env only: ``sc2dask evaluate`` with pysc2's RandomAgent, ``--episodes`` episodes;
+2. training: ``sc2dask train`` with this checkout, the same number of agent steps;
+3. the baseline: ``sc2dask train`` of ``--baseline`` (a commit, checked out in a git
+   worktree), the same steps and envs.
+
+It prints agent steps/s of each and the ratios (training / env only, training /
+baseline). Figures, not a pass/fail test. Run it with nothing else busy.
+
+    python benchmarks/bench_training_throughput.py --envs 4 --episodes 160 --baseline f28b49e
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EPISODE_STEPS = 240  # MoveToBeacon: 120 game seconds * 16 loops / step_mul 8
+RANDOM_AGENT = "pysc2_evolved.agents.random_agent.RandomAgent"
+# Both the baseline's and this checkout's command line: `python -c` with a source root.
+CLI = "import sys; from sc2dask.cli import main; sys.exit(main())"
+
+
+def run(source: Path, args: list[str], scratch: Path, name: str) -> tuple[float, dict]:
+    """Wall seconds of ``sc2dask ARGS`` run from ``source``, and its JSON summary."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DASK_SC2DASK")}
+    env.update(PYTHONPATH=str(source), SC2DASK_EMULATOR_DIR=str(scratch / name / "sc2"),
+               SC2DASK_LOG_DIR=str(scratch / name))
+    env.pop("SC2PATH", None)
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", CLI, *args, "--json"], cwd=scratch, env=env,
+                          capture_output=True, text=True)
+    wall = time.monotonic() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{name} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return wall, json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def worktree(commit: str, scratch: Path) -> Path:
+    path = scratch / f"baseline-{commit}"
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(path), commit],
+                   check=True, capture_output=True)
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--envs", type=int, default=4)
+    parser.add_argument("--episodes", type=int, default=160)
+    parser.add_argument("--map", default="MoveToBeacon")
+    parser.add_argument("--baseline", default="f28b49e", help="a commit; '' to skip")
+    parser.add_argument("--train-args", default="", help="extra flags for this checkout's "
+                                                          "train, e.g. '--action-set move'")
+    args = parser.parse_args()
+    steps = args.episodes * EPISODE_STEPS
+    common = ["--map", args.map, "--envs", str(args.envs)]
+    with tempfile.TemporaryDirectory(prefix="sc2dask-bench-") as tmp:
+        scratch = Path(tmp)
+        base = worktree(args.baseline, scratch) if args.baseline else None
+        try:
+            results = {}
+            wall, summary = run(ROOT, ["evaluate", *common, "--episodes", str(args.episodes),
+                                       "--agent", RANDOM_AGENT], scratch, "env-only")
+            results["env only (evaluate, RandomAgent)"] = (summary["episodes"] * EPISODE_STEPS,
+                                                          wall)
+            wall, summary = run(ROOT, ["train", *common, "--max-steps", str(steps),
+                                       *args.train_args.split()], scratch, "train")
+            results["training (this checkout)"] = (summary["agent_steps"], wall)
+            if base is not None:
+                wall, summary = run(base, ["train", *common, "--max-steps", str(steps)],
+                                    scratch, "baseline")
+                results[f"training ({args.baseline})"] = (summary["agent_steps"], wall)
+        finally:
+            if base is not None:
+                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                                str(base)], capture_output=True)
+    rates = {name: n / wall for name, (n, wall) in results.items()}
+    print(f"{args.map}, {args.envs} envs, {steps} agent steps each, start-up included")
+    for name, (n, wall) in results.items():
+        print(f"  {name:<36} {n:>7} steps {wall:7.1f} s  {rates[name]:7.1f} agent steps/s")
+    env_rate, train_rate = list(rates.values())[:2]
+    print(f"  training / env only: {train_rate / env_rate:.2f}")
+    if base is not None:
+        print(f"  training / {args.baseline}: {train_rate / rates[f'training ({args.baseline})']:.2f}")
+    print(json.dumps({"rates": rates, "train_over_env": train_rate / env_rate}))
+
+
+if __name__ == "__main__":
+    main()
