@@ -3,8 +3,8 @@
 # local Dask cluster: the dashboard links, a progress bar, and a summary line at the end
 # (Dask's and TensorFlow's logs go to the log file it names; --verbose shows them here).
 #   ./run-main.sh                       # 4 envs, 32x32, 'move' actions, 250k agent steps:
-#                                       # ~45 min on a 2-core VM; the mean score jumps from
-#                                       # ~1 to ~25 between 150k and 180k steps
+#                                       # ~20 min on a 2-core VM; in one run of two the
+#                                       # mean score jumped from ~1 to ~25 at 150k-180k steps
 #   MAX_STEPS=20000 ./run-main.sh       # a few minutes, to see it run (no learning yet)
 #   MAX_STEPS=1000000 ENVS=8 ./run-main.sh --mode async --checkpoint-dir runs/beacon
 #   ./run-main.sh demo                  # pysc2's scripted agent on the emulator instead

@@ -1,6 +1,8 @@
 """The client's arithmetic, without a cluster: placing envs, sharing episodes, batching
 trajectories, weighting sync gradients, and the settings that must agree."""
 
+import time
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -10,6 +12,7 @@ from sc2dask.errors import ConfigError
 from sc2dask.settings import AgentSettings, TrainSettings, load
 from sc2dask.training.loop import check_settings
 from sc2dask.training.pool import Placement, plan_placements, share_episodes
+from sc2dask.training.recorder import Progress, Recorder
 from sc2dask.training.updates import average_gradients, make_update_rule, minibatches
 
 pytestmark = pytest.mark.unit
@@ -95,3 +98,22 @@ def test_settings_that_must_agree():
     check_settings(_train(mode="central"), agent)
     with pytest.raises(ConfigError, match="action-set 'jump' is not one of"):
         check_settings(_train(), load(AgentSettings, {"action_set": "jump"}).values)
+
+
+def test_the_recorder_counts_batches_and_checkpoints_every_n_updates():
+    progress, saved, seen = Progress(), [], []
+    recorder = Recorder(progress, started=time.monotonic() - 5, version=lambda: 7,
+                        checkpoint=lambda: saved.append(progress.updates), checkpoint_every=2,
+                        on_update=lambda p: seen.append(p.agent_steps))
+    recorder.moved(1000)
+    for applied, scores in [(1, [2.0]), (0, []), (1, [4.0]), (1, [])]:
+        recorder.record(applied, {"steps": 32.0, "loss": 0.5, "truncated": 1}, scores, 1)
+    assert (progress.agent_steps, progress.updates, progress.episodes) == (128, 3, 2)
+    assert progress.mean_score_last_100 == 3.0 and progress.truncated == 4
+    assert saved == [2]  # after the 2nd applied update; the 4th row made the 3rd
+    assert seen == [32, 64, 96, 128]
+    row = progress.history[-1]
+    assert row["version"] == 7 and row["bytes_moved"] == 1000 and row["loss"] == 0.5
+    assert row["wall_s"] >= 5  # from the run's start, not the recorder's
+    recorder.learned(64, 0.5)
+    assert progress.learner_samples_per_s == 128.0

@@ -22,6 +22,8 @@ def test_every_mode_trains_and_counts_its_work(client, mode):
     assert summary["agent_steps"] >= 256 and summary["updates"] > 0
     assert summary["version"] == summary["updates"]
     assert summary["rejected_gradients"] == 0 and summary["restarts"] == 0
+    # Only central mode learns on the client; the others' gradients come from the hosts.
+    assert (summary["learner_samples_per_s"] > 0) == (mode == "central")
 
 
 def test_central_mode_reuses_each_batch_for_several_epochs(client):

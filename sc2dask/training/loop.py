@@ -77,7 +77,8 @@ class Training:
                 "restarts": run.restarts(),
                 "rejected_gradients": run.store.rejected if run.store else 0,
                 "dropped_stale_gradients": p.dropped_stale, "truncated": p.truncated,
-                "version": run.store.version if run.store else 0}
+                "version": run.store.version if run.store else 0,
+                "learner_samples_per_s": round(p.learner_samples_per_s, 1)}
 
 
 def train(client=None, scheduler: str | None = None, resume: bool = False,
@@ -256,8 +257,6 @@ class _Run:
         if not directory or self.store is None:
             return
         p = self.progress
-        if self.recorder is not None:
-            self.recorder.checkpointed_at = p.updates
         checkpoint.save(directory, p.updates, self.store.weights(),
                         self.store.learner.get_optimizer_state(), {
                             "version": self.store.version, "agent_steps": p.agent_steps,

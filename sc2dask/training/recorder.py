@@ -29,6 +29,14 @@ class Progress:
     bytes_moved: int = 0
     dropped_stale: int = 0
     truncated: int = 0  # trajectories cut by a crashed game (bootstrapped, not ended)
+    learner_samples: int = 0  # steps through the client's learner (central mode), reuse counted
+    learner_seconds: float = 0.0  # wall time the client's learner spent on them
+
+    @property
+    def learner_samples_per_s(self) -> float:
+        """The client learner's speed (gradients and updates), or NaN where it ran none."""
+        return (self.learner_samples / self.learner_seconds if self.learner_seconds
+                else float("nan"))
 
     @property
     def mean_score_last_100(self) -> float:
@@ -55,6 +63,11 @@ class Recorder:
         """Count bytes that crossed the network (weights out, results back)."""
         self.progress.bytes_moved += int(nbytes)
 
+    def learned(self, samples: int, seconds: float) -> None:
+        """Count steps that went through the client's learner, and the time they took."""
+        self.progress.learner_samples += int(samples)
+        self.progress.learner_seconds += seconds
+
     def record(self, applied: int, metrics: dict, scores, staleness: int) -> None:
         """Count a batch's steps and scores, and ``applied`` optimizer steps made from it."""
         p = self.progress
@@ -73,6 +86,7 @@ class Recorder:
             self._publisher.publish(row, scores)
         if applied and self._every and p.updates - self.checkpointed_at >= self._every:
             self._checkpoint()
+            self.checkpointed_at = p.updates
         if self._summaries is not None:
             self._write_summaries(row, p.agent_steps)
         if self._on_update is not None:

@@ -14,6 +14,8 @@ back it hands it to the rule, and gives new work to the hosts the rule returns.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ..errors import ConfigError
@@ -50,12 +52,14 @@ class CentralUpdates(UpdateRule):
             return [placement]
         self.recorder.moved(sum(t.nbytes for t in trajectories))
         staleness = self.store.version - min(t.version for t in trajectories)
-        applied = 0
+        applied, started = 0, time.perf_counter()
         for _ in range(self.epochs):  # > 1: PPO-style reuse of the batch
             for batch in minibatches(trajectories, self.minibatches, self.rng):
                 grads, metrics = self.store.learner.compute_gradients(batch)
                 applied += self.store.apply(grads)
-        metrics["steps"] = float(sum(len(t) for t in trajectories))  # each step once
+        steps = sum(len(t) for t in trajectories)
+        self.recorder.learned(steps * self.epochs, time.perf_counter() - started)
+        metrics["steps"] = float(steps)  # each step once
         metrics["truncated"] = sum(t.truncated for t in trajectories)
         self.recorder.record(applied, metrics, [s for t in trajectories for s in t.episode_scores],
                              staleness)
