@@ -13,6 +13,5 @@ if [ "${1:-}" = "demo" ]; then
     shift
     exec sc2dask demo "$@"
 fi
-# no_op, select_army, Move_screen: MoveToBeacon needs no more (sc2dask/agents/spaces.py)
-exec sc2dask train --map MoveToBeacon --action-set move --envs "${ENVS:-4}" \
-    --max-steps "${MAX_STEPS:-250000}" "$@"
+# MoveToBeacon's own defaults (sc2dask.maps in sc2dask/sc2dask.yaml) pick the 'move' set.
+exec sc2dask train --map MoveToBeacon --envs "${ENVS:-4}" --max-steps "${MAX_STEPS:-250000}" "$@"

@@ -8,7 +8,10 @@ change them the dask ways (YAML in ``~/.config/dask``, ``DASK_SC2DASK__TRAIN__MO
 (generated from these fields by ``sc2dask/cli/flags.py``). Precedence, highest first:
 keyword or flag; ``--config`` file (applied with ``dask.config.set`` when the command
 starts); dask.config (``dask.config.set``, then environment variables, then YAML files);
-package default. A value left at None means "from config".
+the map's own default (``sc2dask.maps.<map>.<section>``); the section's default. A value
+left at None means "from config". (A value set in a dask YAML file or with
+``dask.config.set`` that equals the section's default cannot be told from it, so the
+map's default wins there.)
 
 ``load`` checks every value against its field's type and ``Rule`` and says where a bad
 one came from, so ``DASK_SC2DASK__AGENT__LEARNING_RATE=abc`` fails at once, naming itself.
@@ -35,6 +38,7 @@ DEFAULTS_FILE = Path(__file__).with_name("sc2dask.yaml")
 DEFAULTS = yaml.safe_load(DEFAULTS_FILE.read_text())
 dask.config.update_defaults(DEFAULTS)
 DEFAULT_ORIGIN = "default (sc2dask/sc2dask.yaml)"
+MAP_DEFAULTS = "maps"  # sc2dask.maps.<map>.<section>.<key>: one map's defaults
 
 Mode = Literal["central", "sync", "async"]
 
@@ -145,16 +149,18 @@ class Loaded:
 
 
 def load(cls, overrides: Mapping[str, Any] | None = None,
-         origin: str = "keyword argument") -> Loaded:
+         origin: str = "keyword argument", map_name: str | None = None) -> Loaded:
     """The checked settings of section ``cls`` from dask.config, with ``overrides`` on top.
 
     ``overrides`` are field names (snake_case or kebab-case); a None value means "from
-    config". Raises ConfigError naming the setting, its origin and the values it takes.
+    config". With ``map_name``, that map's defaults (``sc2dask.maps.<map>``, in
+    sc2dask.yaml) replace the section's defaults; any setting a user gave wins over both. Raises ConfigError naming the setting, its origin and the values it takes.
     """
     name = cls.section
     fields = {f.name: f for f in dataclasses.fields(cls)}
     current = {key.replace("-", "_"): value
                for key, value in (dask.config.get(f"sc2dask.{name}", default={}) or {}).items()}
+    per_map = map_defaults(map_name, name)
     for key in current:
         _check_known(name, key, fields)
     given = {}
@@ -170,6 +176,8 @@ def load(cls, overrides: Mapping[str, Any] | None = None,
             value, where = given[key], origin
         else:
             value, where = current.get(key, field.default), _config_origin(name, key, current)
+            if where == DEFAULT_ORIGIN and key in per_map:
+                value, where = per_map[key], f"default for {map_name} (sc2dask.maps)"
         values[key] = _checked(f"sc2dask.{name}.{key.replace('_', '-')}", value, hints[key],
                                field.metadata["rule"], where)
         origins[key] = where
@@ -208,6 +216,18 @@ def use_file(path: str | os.PathLike) -> dict:
 
 
 _FILES: dict[str, dict[str, tuple[Any, str]]] = {section: {} for section in SECTIONS}
+
+
+def map_defaults(map_name: str | None, section: str) -> dict[str, Any]:
+    """Map ``map_name``'s own defaults for ``section`` (snake_case keys); {} if it has none.
+
+    They are dask config too (``sc2dask.maps.<map>.<section>``), so a user can add some.
+    """
+    if not map_name:
+        return {}
+    maps = dask.config.get(f"sc2dask.{MAP_DEFAULTS}", default={}) or {}
+    values = (maps.get(map_name) or {}).get(section) or {}
+    return {k.replace("-", "_"): v for k, v in values.items()}
 
 
 def _config_origin(section: str, key: str, current: Mapping[str, Any]) -> str:

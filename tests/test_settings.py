@@ -35,11 +35,16 @@ def _env(monkeypatch, name, value):
 
 def test_every_yaml_key_is_a_typed_field_and_every_field_a_yaml_key():
     yaml_file = yaml.safe_load(settings.DEFAULTS_FILE.read_text())["sc2dask"]
-    assert set(yaml_file) == set(settings.SECTIONS)
+    assert set(yaml_file) == {*settings.SECTIONS, settings.MAP_DEFAULTS}
     for name, cls in settings.SECTIONS.items():
         fields = {f.name.replace("_", "-") for f in dataclasses.fields(cls)}
         assert fields == set(yaml_file[name]), name
         assert all("rule" in f.metadata for f in dataclasses.fields(cls))
+    for map_name, sections in yaml_file[settings.MAP_DEFAULTS].items():
+        for name, values in sections.items():
+            fields = {f.name.replace("_", "-") for f in dataclasses.fields(settings.SECTIONS[name])}
+            assert set(values) <= fields, (map_name, name)
+            settings.load(settings.SECTIONS[name], map_name=map_name)  # values in range
 
 
 def test_defaults_load_with_their_types():
@@ -81,6 +86,23 @@ def test_edges_of_the_ranges_are_allowed():
     assert agent.gamma == 1.0 and isinstance(agent.gamma, float) and agent.screen == 1024
     train = settings.load(settings.TrainSettings, {"max_staleness": 0, "envs": 1}).values
     assert train.max_staleness == 0 and train.envs == 1
+
+
+def test_a_map_has_its_own_defaults_under_any_setting_a_user_gives(clean_config):
+    beacon = settings.load(settings.AgentSettings, map_name="MoveToBeacon")
+    assert beacon.values.action_set == "move"
+    assert beacon.origins["action_set"] == "default for MoveToBeacon (sc2dask.maps)"
+    assert beacon.origins["screen"] == settings.DEFAULT_ORIGIN
+    other = settings.load(settings.AgentSettings, map_name="CollectMineralShards")
+    assert other.values.action_set == "minigames"
+    assert settings.load(settings.AgentSettings).values.action_set == "minigames"
+    flag = settings.load(settings.AgentSettings, {"action_set": "all"}, "command line",
+                         map_name="MoveToBeacon")
+    assert flag.values.action_set == "all" and flag.origins["action_set"] == "command line"
+    _env(clean_config, "DASK_SC2DASK__AGENT__ACTION_SET", "minigames")
+    env = settings.load(settings.AgentSettings, map_name="MoveToBeacon")
+    assert env.values.action_set == "minigames"
+    assert env.origins["action_set"].startswith("environment variable")
 
 
 def test_unknown_keys_suggest_the_close_one(clean_config):

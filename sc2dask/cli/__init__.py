@@ -38,7 +38,7 @@ def train_agent(args: argparse.Namespace) -> int:
                              origin="command line").values
     agent_opts = given(args, args.agent_fields)
     check_settings(run_opts, settings.load(settings.AgentSettings, agent_opts,
-                                           origin="command line").values)
+                                           origin="command line", map_name=run_opts.map).values)
     if args.resume and not run_opts.checkpoint_dir:
         raise ConfigError("--resume continues a run from its --checkpoint-dir; give the folder "
                           "the run wrote (or set sc2dask.train.checkpoint-dir).")
@@ -188,8 +188,9 @@ def show_config(args: argparse.Namespace) -> int:
     """Print every setting in effect and where it came from (``--json``: one object)."""
     use_config_file(args)
     shown = {}
+    map_name = args.map or settings.load(settings.TrainSettings).values.map  # with its defaults
     for name, cls in settings.SECTIONS.items():
-        loaded = settings.load(cls)
+        loaded = settings.load(cls, map_name=map_name if name == "agent" else None)
         shown[name] = {field: {"value": getattr(loaded.values, field), "from": origin}
                        for field, origin in loaded.origins.items()}
     if args.json:
@@ -296,6 +297,8 @@ def parser() -> argparse.ArgumentParser:
                                                 "came from")
     _add_common(show, cluster=False)
     show.add_argument("--json", action="store_true", help="one JSON object")
+    show.add_argument("--map", help="the settings a run on MAP gets, with the map's own "
+                                    "defaults (default: sc2dask.train.map)")
     show.set_defaults(run=show_config)
 
     emulator = commands.add_parser("emulator", help="the headless StarCraft II API emulator")

@@ -93,7 +93,7 @@ def train(client=None, scheduler: str | None = None, resume: bool = False,
     """
     agent_overrides = _split_overrides(overrides, dict(agent_overrides or {}))
     opts = load(TrainSettings, overrides).values
-    agent = load(AgentSettings, agent_overrides).values
+    agent = load(AgentSettings, agent_overrides, map_name=opts.map).values
     check_settings(opts, agent)
     if resume and not opts.checkpoint_dir:
         raise ConfigError("resume needs checkpoint_dir (the folder train wrote)")
