@@ -272,7 +272,8 @@ def parser() -> argparse.ArgumentParser:
 
     tr = commands.add_parser("train", help="train FullyConv A2C on a Dask cluster",
                              description="Train FullyConv A2C on a Dask cluster. Flags left "
-                                         "out come from config (`sc2dask config show`).")
+                                         "out come from config, or from the map's own "
+                                         "defaults (`sc2dask config show --map NAME`).")
     _add_common(tr)
     tr.add_argument("--resume", action="store_true", help="continue from --checkpoint-dir")
     tr.set_defaults(run=train_agent,

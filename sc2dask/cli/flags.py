@@ -30,7 +30,7 @@ def add_setting_flags(parser: argparse.ArgumentParser, cls, only: tuple[str, ...
         flag = "--" + field.name.replace("_", "-")
         kind = _base_type(hints[field.name])
         default = "unset" if field.default is None else field.default
-        help_text = f"{rule.help} (default {default})"
+        help_text = f"{rule.help} (package default {default})"
         if kind is bool:
             group.add_argument(flag, dest=field.name, action=argparse.BooleanOptionalAction,
                                default=None, help=help_text)
