@@ -46,8 +46,9 @@ class Progress:
 class Recorder:
     """Counts each batch into ``progress`` and passes its row on.
 
-    ``started`` is the run's start (``time.monotonic()``); ``version`` reads the store's version; ``checkpoint`` is called every
-    ``checkpoint_every`` applied updates (0: never from here).
+    ``started`` is the run's start (``time.monotonic()``); ``version`` reads the store's
+    version; ``checkpoint`` is called every ``checkpoint_every`` applied updates (0: never
+    from here).
     """
 
     def __init__(self, progress: Progress, started: float, version: Callable[[], int],
