@@ -17,15 +17,16 @@ baseline). Figures, not a pass/fail test. Run it with nothing else busy.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from source_trees import ROOT, checked_out, environment
+
 EPISODE_STEPS = 240  # MoveToBeacon: 120 game seconds * 16 loops / step_mul 8
 RANDOM_AGENT = "pysc2_evolved.agents.random_agent.RandomAgent"
 # Both the baseline's and this checkout's command line: `python -c` with a source root.
@@ -34,24 +35,14 @@ CLI = "import sys; from sc2dask.cli import main; sys.exit(main())"
 
 def run(source: Path, args: list[str], scratch: Path, name: str) -> tuple[float, dict]:
     """Wall seconds of ``sc2dask ARGS`` run from ``source``, and its JSON summary."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DASK_SC2DASK")}
-    env.update(PYTHONPATH=str(source), SC2DASK_EMULATOR_DIR=str(scratch / name / "sc2"),
-               SC2DASK_LOG_DIR=str(scratch / name))
-    env.pop("SC2PATH", None)
     start = time.monotonic()
-    done = subprocess.run([sys.executable, "-c", CLI, *args, "--json"], cwd=scratch, env=env,
-                          capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", CLI, *args, "--json"], cwd=scratch,
+                          env=environment(source, scratch, name), capture_output=True,
+                          text=True)
     wall = time.monotonic() - start
     if done.returncode != 0:
         raise SystemExit(f"{name} failed ({done.returncode}):\n{done.stderr[-3000:]}")
     return wall, json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def worktree(commit: str, scratch: Path) -> Path:
-    path = scratch / f"baseline-{commit}"
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(path), commit],
-                   check=True, capture_output=True)
-    return path
 
 
 def main() -> None:
@@ -65,26 +56,21 @@ def main() -> None:
     args = parser.parse_args()
     steps = args.episodes * EPISODE_STEPS
     common = ["--map", args.map, "--envs", str(args.envs)]
-    with tempfile.TemporaryDirectory(prefix="sc2dask-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="sc2dask-bench-") as tmp, \
+            contextlib.ExitStack() as trees:
         scratch = Path(tmp)
-        base = worktree(args.baseline, scratch) if args.baseline else None
-        try:
-            results = {}
-            wall, summary = run(ROOT, ["evaluate", *common, "--episodes", str(args.episodes),
-                                       "--agent", RANDOM_AGENT], scratch, "env-only")
-            results["env only (evaluate, RandomAgent)"] = (summary["episodes"] * EPISODE_STEPS,
-                                                          wall)
-            wall, summary = run(ROOT, ["train", *common, "--max-steps", str(steps),
-                                       *args.train_args.split()], scratch, "train")
-            results["training (this checkout)"] = (summary["agent_steps"], wall)
-            if base is not None:
-                wall, summary = run(base, ["train", *common, "--max-steps", str(steps)],
-                                    scratch, "baseline")
-                results[f"training ({args.baseline})"] = (summary["agent_steps"], wall)
-        finally:
-            if base is not None:
-                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
-                                str(base)], capture_output=True)
+        base = trees.enter_context(checked_out(args.baseline, scratch)) if args.baseline else None
+        results = {}
+        wall, summary = run(ROOT, ["evaluate", *common, "--episodes", str(args.episodes),
+                                   "--agent", RANDOM_AGENT], scratch, "env-only")
+        results["env only (evaluate, RandomAgent)"] = (summary["episodes"] * EPISODE_STEPS, wall)
+        wall, summary = run(ROOT, ["train", *common, "--max-steps", str(steps),
+                                   *args.train_args.split()], scratch, "train")
+        results["training (this checkout)"] = (summary["agent_steps"], wall)
+        if base is not None:
+            wall, summary = run(base, ["train", *common, "--max-steps", str(steps)], scratch,
+                                "baseline")
+            results[f"training ({args.baseline})"] = (summary["agent_steps"], wall)
     rates = {name: n / wall for name, (n, wall) in results.items()}
     print(f"{args.map}, {args.envs} envs, {steps} agent steps each, start-up included")
     for name, (n, wall) in results.items():

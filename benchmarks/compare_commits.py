@@ -12,14 +12,15 @@ behaviour exactly; the first differing update shows where it did not.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from source_trees import ROOT, checked_out, environment
+
 KEYS = ("loss", "policy_loss", "value_loss", "entropy", "mean_return", "mean_value",
         "grad_norm")
 RUN = """
@@ -38,12 +39,10 @@ if __name__ == "__main__":
 """
 
 
-def trace(source: Path, steps: int, scratch: Path) -> list[dict]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DASK_SC2DASK")}
-    env.update(PYTHONPATH=str(source), SC2DASK_EMULATOR_DIR=str(scratch / source.name))
-    env.pop("SC2PATH", None)
-    done = subprocess.run([sys.executable, "-c", RUN, str(steps), ",".join(KEYS)], env=env,
-                          cwd=scratch, capture_output=True, text=True)
+def trace(source: Path, steps: int, scratch: Path, name: str) -> list[dict]:
+    done = subprocess.run([sys.executable, "-c", RUN, str(steps), ",".join(KEYS)],
+                          env=environment(source, scratch, name), cwd=scratch,
+                          capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"training from {source} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -55,22 +54,13 @@ def main() -> None:
                                                  "uncommitted changes included")
     parser.add_argument("--steps", type=int, default=640)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="sc2dask-compare-") as tmp:
-        scratch, traces, trees = Path(tmp), [], []
-        try:
-            for commit in args.commits:
-                if commit == "HEAD":
-                    source = ROOT
-                else:
-                    source = scratch / f"tree-{commit}"
-                    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach",
-                                    str(source), commit], check=True, capture_output=True)
-                    trees.append(source)
-                traces.append(trace(source, args.steps, scratch))
-        finally:
-            for tree in trees:
-                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
-                                str(tree)], capture_output=True)
+    with tempfile.TemporaryDirectory(prefix="sc2dask-compare-") as tmp, \
+            contextlib.ExitStack() as trees:
+        scratch, traces = Path(tmp), []
+        for i, commit in enumerate(args.commits):
+            source = ROOT if commit == "HEAD" else trees.enter_context(
+                checked_out(commit, scratch))
+            traces.append(trace(source, args.steps, scratch, f"run-{i}"))
     a, b = traces
     print(f"{len(a)} and {len(b)} updates from {args.steps} agent steps")
     for i, (x, y) in enumerate(zip(a, b)):

@@ -10,7 +10,7 @@ import pytest
 from sc2dask.agents.a2c import A2CConfig, Learner
 from sc2dask.game import EnvConfig
 from sc2dask.runtime.slot import EnvSlot
-from sc2dask.runtime.rollout import play_batch, play_steps
+from sc2dask.runtime.rollout import play_batch
 
 pytestmark = pytest.mark.usefixtures("sc2path")
 
@@ -37,11 +37,12 @@ def test_crash_mid_rollout_truncates_and_bootstraps_not_terminates():
     slot = EnvSlot(EnvConfig(screen=16, minimap=16), seed=3)
     learner = Learner(config, {k: tuple(v) for k, v in slot.ensure().observation_spec()[0].items()})
     try:
-        whole = play_steps(slot, learner.policy, version=0, n_steps=8)
+        rng = np.random.default_rng(3)
+        (whole,) = play_batch([slot], learner.policy, version=0, n_steps=8, rng=rng)
         assert len(whole) == 8 and not whole.truncated
 
         slot.env = _KillAfter(slot, 5)
-        cut = play_steps(slot, learner.policy, version=1, n_steps=8)
+        (cut,) = play_batch([slot], learner.policy, version=1, n_steps=8, rng=rng)
         assert cut.truncated and len(cut) == 5
         assert not cut.terminal.any()  # a crash is never an episode end
         assert all(len(v) == 6 for v in cut.observations.values())  # 5 steps + last good state
@@ -50,7 +51,7 @@ def test_crash_mid_rollout_truncates_and_bootstraps_not_terminates():
         grads, metrics = learner.compute_gradients([whole, cut])
         assert all(np.isfinite(g).all() for g in grads)
 
-        after = play_steps(slot, learner.policy, version=2, n_steps=4)  # a new game
+        (after,) = play_batch([slot], learner.policy, version=2, n_steps=4, rng=rng)  # new game
         assert len(after) == 4 and not after.truncated
     finally:
         if slot.env is not None:

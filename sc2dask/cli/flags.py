@@ -15,17 +15,14 @@ import typing
 from .. import settings
 
 
-def add_setting_flags(parser: argparse.ArgumentParser, cls, only: tuple[str, ...] | None = None,
-                      title: str | None = None) -> list[str]:
-    """Add a flag per field of settings section ``cls`` (or of the fields in ``only``);
-    returns the field names, for ``given``."""
-    group = parser.add_argument_group(title or f"{cls.section} settings (sc2dask.{cls.section}"
-                                               f" in sc2dask.yaml)")
+def add_setting_flags(parser: argparse.ArgumentParser, cls) -> list[str]:
+    """Add a flag per field of settings section ``cls``; returns the field names, for
+    ``given``."""
+    group = parser.add_argument_group(f"{cls.section} settings (sc2dask.{cls.section} in "
+                                      f"sc2dask.yaml)")
     hints = typing.get_type_hints(cls)
     names = []
     for field in dataclasses.fields(cls):
-        if only is not None and field.name not in only:
-            continue
         rule: settings.Rule = field.metadata["rule"]
         flag = "--" + field.name.replace("_", "-")
         kind = _base_type(hints[field.name])

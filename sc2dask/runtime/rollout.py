@@ -86,11 +86,10 @@ def play_batch(slots: Sequence[EnvSlot], policy, version: int, n_steps: int,
         live = [i for i, t in enumerate(timesteps) if t is not None]
         if not live:
             break
-        encoded = [policy.encoder.encode(timesteps[i].observation) for i in live]
-        batch = {k: np.stack([e[k] for e in encoded]) for k in encoded[0]}
+        batch = policy.encoder.encode_batch([timesteps[i].observation for i in live])
         heads, behaviour, calls = policy.act(batch, rng)
         for row, i in enumerate(live):
-            records[i].encoded.append(encoded[row])
+            records[i].encoded.append({k: v[row] for k, v in batch.items()})
             records[i].actions.append({head: int(index[row]) for head, index in heads.items()})
             records[i].log_probs.append(float(behaviour["log_prob"][row]))
         for i, timestep in zip(live, run(step, live, calls)):
@@ -99,8 +98,3 @@ def play_batch(slots: Sequence[EnvSlot], policy, version: int, n_steps: int,
         if timestep is not None:
             records[i].encoded.append(policy.encoder.encode(timestep.observation))
     return [record.trajectory(version) for record in records]
-
-
-def play_steps(slot: EnvSlot, policy, version: int, n_steps: int) -> Trajectory | None:
-    """Up to ``n_steps`` steps of one slot's env (``play_batch`` of one, with its own rng)."""
-    return play_batch([slot], policy, version, n_steps, slot.rng)[0]

@@ -5,8 +5,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-import numpy as np
-
 from ..game import EnvConfig, play_episode
 
 log = logging.getLogger(__name__)
@@ -30,7 +28,6 @@ class EnvSlot:
         self.env = None
         self.episodes = 0
         self.restarts = 0
-        self.rng = np.random.default_rng(seed)  # the policy's sampling for this env
         self._timestep = None  # the env's current TimeStep, so rollouts continue across calls
         self._score = 0.0
 
