@@ -31,6 +31,10 @@ from sc2dask.training.cluster import local_cluster
 
 # The documented recipe (README, run-main.sh); any flag changes it.
 RECIPE = {"map": "MoveToBeacon", "envs": 4, "max_steps": 1_000_000, "action_set": "move"}
+# The curve, and the learner's own figures beside it: a flat score with a falling entropy
+# is a policy that collapsed; one with the entropy still at its start has not moved.
+CSV_COLUMNS = ["agent_steps", "wall_s", "mean_score_last_100", "episodes", "entropy",
+               "value_loss", "mean_value", "grad_norm", "clip_fraction", "staleness"]
 
 
 def main():
@@ -67,8 +71,7 @@ def main():
         timer.cancel()
     history = run.progress.history
     with open(out.with_suffix(".csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=["agent_steps", "wall_s", "mean_score_last_100",
-                                               "episodes"], extrasaction="ignore")
+        writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(history)
     reached = next((row for row in history if row["mean_score_last_100"] >= args.target), None)

@@ -41,6 +41,7 @@ DEFAULT_ORIGIN = "default (sc2dask/sc2dask.yaml)"
 MAP_DEFAULTS = "maps"  # sc2dask.maps.<map>.<section>.<key>: one map's defaults
 
 Mode = Literal["central", "sync", "async"]
+Precision = Literal["float32", "mixed_float16", "mixed_bfloat16"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,8 +79,10 @@ def _section(name: str):
             key = field_name.replace("_", "-")
             if key not in yaml_section:
                 raise KeyError(f"sc2dask.yaml has no sc2dask.{name}.{key}")
+            default = yaml_section[key]
             setattr(cls, field_name, dataclasses.field(
-                default=yaml_section[key], metadata={"rule": rule}))
+                default=tuple(default) if isinstance(default, list) else default,
+                metadata={"rule": rule}))
         cls.section = name
         return dataclasses.dataclass(frozen=True)(cls)
     return decorate
@@ -111,6 +114,9 @@ class AgentSettings:
     """What the agent sees and does, and how it learns (the A2C hyperparameters)."""
 
     action_set: str = Rule("the functions the agent may call (sc2dask/agents/spaces.py)")
+    screen_layers: tuple[str, ...] = Rule("pysc2 feature screen layers the network reads")
+    minimap_layers: tuple[str, ...] = Rule("pysc2 feature minimap layers the network reads "
+                                           "(none: no minimap tower)")
     screen: int = Rule("feature screen size, pixels a side", minimum=1, maximum=1024)
     minimap: int = Rule("feature minimap size, pixels a side", minimum=1, maximum=1024)
     learning_rate: float = Rule("Adam's step size", above=0)
@@ -123,6 +129,8 @@ class AgentSettings:
     epochs: int = Rule("passes over each batch; > 1 is PPO-style reuse (central mode only)",
                        minimum=1)
     minibatches: int = Rule("minibatches per epoch, split by trajectory", minimum=1)
+    precision: Precision = Rule("Keras dtype policy of the network's body (heads and "
+                                "value stay float32; mixed_float16 scales the loss)")
 
 
 @_section("evaluate")
@@ -298,6 +306,12 @@ def _convert(value, kind):
                 return float(value)
             return int(value) if float(value).is_integer() else _INVALID
         return _INVALID
+    if typing.get_origin(kind) is tuple:  # names: a YAML list, or "a,b" from a flag
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        if isinstance(value, (list, tuple)) and all(isinstance(v, str) and v for v in value):
+            return tuple(value)
+        return _INVALID
     if kind is str:
         if isinstance(value, os.PathLike):  # a folder setting given as a Path
             value = os.fspath(value)
@@ -308,6 +322,8 @@ def _convert(value, kind):
 def _kind_name(kind, rule: Rule) -> str:
     if typing.get_origin(kind) is Literal:
         return "one of " + ", ".join(map(str, typing.get_args(kind)))
+    if typing.get_origin(kind) is tuple:
+        return "a list of names (a YAML list, or comma-separated: a,b)"
     bounds = rule.describe()
     names = {bool: "true or false", int: "a whole number", float: "a number",
              str: "a non-empty string"}

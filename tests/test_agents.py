@@ -10,7 +10,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np
 import pytest
 
-from sc2dask.agents.a2c import (A2CConfig, Learner, Policy, advantage_operator,
+from sc2dask.agents.a2c import (A2CConfig, Learner, LossScale, Policy, advantage_operator,
                                 discounted_returns, set_tf_threads)
 from sc2dask.agents.fullyconv import build_fullyconv
 from sc2dask.agents.spaces import (ACTION_SETS, ActionSet, ObservationEncoder,
@@ -190,6 +190,69 @@ def test_policy_rebuilds_from_config_and_weights():
     other.set_weights(weights)
     batch = {k: np.ones((3, *s.shape), s.dtype) for k, s in policy.encoder.spec().items()}
     np.testing.assert_array_equal(policy.value(batch), other.value(batch))
+
+
+@pytest.mark.unit
+def test_without_minimap_layers_the_model_has_no_minimap_tower():
+    """MoveToBeacon's default: the camera sees the whole map, so the minimap adds cost only."""
+    config = dataclasses.replace(MOVE_16, screen_layers=("player_relative", "selected"),
+                                 minimap_layers=())
+    learner = Learner(config, _obs_spec(16, 16))
+    spec = learner.policy.encoder.spec()
+    assert "minimap" not in spec and spec["screen"].shape == (2, 16, 16)
+    assert not [w for w in learner.model.weights if "minimap" in w.path]
+    assert len(learner.model.weights) < len(Learner(MOVE_16, _obs_spec(16, 16)).model.weights)
+    rng = np.random.default_rng(0)
+    observations = {k: np.ones((4, *s.shape), s.dtype) for k, s in spec.items()}
+    chosen, behaviour, _ = learner.policy.act({k: v[:3] for k, v in observations.items()}, rng)
+    trajectory = Trajectory(observations=observations, actions={k: v for k, v in chosen.items()},
+                            rewards=np.array([0, 1, 0], np.float32),
+                            terminal=np.zeros(3, bool), version=0)
+    grads, metrics = learner.compute_gradients([trajectory])
+    assert np.isfinite(metrics["loss"]) and any(np.abs(g).sum() > 0 for g in grads)
+    with pytest.raises(ConfigError, match="minimap-layers cannot be empty"):
+        ObservationEncoder(_obs_spec(16, 16), dataclasses.replace(
+            config, action_set="minigames"))
+    with pytest.raises(ConfigError, match="Unknown feature layer 'beacon'"):
+        ObservationEncoder(_obs_spec(16, 16), dataclasses.replace(
+            config, screen_layers=("beacon",)))
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("precision", ["mixed_bfloat16", "mixed_float16"])
+def test_mixed_precision_computes_the_body_in_half_and_keeps_outputs_float32(precision):
+    config = dataclasses.replace(MOVE_16, precision=precision)
+    learner = Learner(config, _obs_spec(16, 16))
+    half = precision.removeprefix("mixed_")
+    assert learner.model.get_layer("screen_conv0").compute_dtype == half
+    assert learner.model.get_layer("screen_logits").compute_dtype == "float32"
+    assert all(v.dtype == "float32" for v in learner.model.trainable_variables)
+    rng = np.random.default_rng(0)
+    observations = {k: rng.integers(0, 2, (9, *s.shape)).astype(s.dtype)
+                    for k, s in learner.policy.encoder.spec().items()}
+    observations["available"][:] = True
+    chosen, behaviour, _ = learner.policy.act({k: v[:8] for k, v in observations.items()}, rng)
+    assert behaviour["value"].dtype == np.float32 and np.isfinite(behaviour["log_prob"]).all()
+    trajectory = Trajectory(observations=observations, actions=chosen,
+                            rewards=rng.random(8).astype(np.float32),
+                            terminal=np.zeros(8, bool), version=0)
+    grads, metrics = learner.compute_gradients([trajectory])
+    assert np.isfinite(metrics["loss"]) and all(np.isfinite(g).all() for g in grads)
+    assert learner.loss_scale.value == (2.0 ** 15 if half == "float16" else 1.0)
+    before = learner.get_weights()
+    learner.apply_gradients(grads)
+    assert any(not np.array_equal(a, b) for a, b in zip(before, learner.get_weights()))
+
+
+@pytest.mark.unit
+def test_dynamic_loss_scale_halves_on_overflow_and_grows_after_finite_steps():
+    scale = LossScale(dynamic=True)
+    assert scale.update(finite=False) is False and scale.value == 2.0 ** 14
+    for _ in range(LossScale.GROWTH_STEPS):
+        assert scale.update(finite=True)
+    assert scale.value == 2.0 ** 15
+    fixed = LossScale(dynamic=False)
+    assert fixed.update(finite=False) and fixed.value == 1.0  # rejected later, not retried
 
 
 # ---------------------------------------------------------------------- acting
@@ -382,7 +445,8 @@ def test_set_tf_threads_is_safe_after_initialisation(learner):
     assert tf.config.threading.get_intra_op_parallelism_threads() == current
 
 
-def test_learns_to_click_the_beacon(beacon_env):
+@pytest.mark.parametrize("precision", ["float32", "mixed_bfloat16", "mixed_float16"])
+def test_learns_to_click_the_beacon(beacon_env, precision):
     """The learner (masked loss, spatial head, Adam) learns, on real MoveToBeacon screens,
     the contextual bandit at the heart of the game: +1 for Move_screen onto the beacon.
 
@@ -391,7 +455,7 @@ def test_learns_to_click_the_beacon(beacon_env):
     10^5-10^6), while this fails on the same bugs: a wrong sign, mask or head index.
     """
     config = A2CConfig(action_set="move", screen=16, minimap=16,
-                       learning_rate=3e-3, seed=1)
+                       learning_rate=3e-3, seed=1, precision=precision)
     learner = Learner(config, beacon_env.observation_spec()[0])
     encoder, rng = learner.policy.encoder, np.random.default_rng(4)
     # Screens with the marine selected and the beacon in ~15 places, collected by a

@@ -190,3 +190,18 @@ def test_flags_parse_to_the_settings_types():
     with pytest.raises(SystemExit) as exit_:
         parser().parse_args(["train", "--screen", "big"])
     assert exit_.value.code == 2
+
+
+def test_feature_layers_are_lists_from_yaml_flags_and_the_environment(clean_config):
+    loaded = settings.load(settings.AgentSettings).values
+    assert isinstance(loaded.screen_layers, tuple) and "player_relative" in loaded.screen_layers
+    beacon = settings.load(settings.AgentSettings, map_name="MoveToBeacon").values
+    assert beacon.minimap_layers == ()  # the map's own default: no minimap tower
+    _env(clean_config, "DASK_SC2DASK__AGENT__SCREEN_LAYERS", "player_relative, selected")
+    assert settings.load(settings.AgentSettings).values.screen_layers == (
+        "player_relative", "selected")
+    args = parser().parse_args(["train", "--minimap-layers", "camera,selected"])
+    assert settings.load(settings.AgentSettings, given(args, args.agent_fields),
+                         "flag").values.minimap_layers == ("camera", "selected")
+    with pytest.raises(ConfigError, match="screen-layers must be a list of names.*7"):
+        settings.load(settings.AgentSettings, {"screen_layers": 7})

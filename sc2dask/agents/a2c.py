@@ -54,11 +54,6 @@ class A2CConfig(AgentSettings):
     each step inside a trust region.
     """
 
-    # What the agent sees (envs must match: spaces.agent_interface_format).
-    screen_layers: tuple[str, ...] = ("player_relative", "selected", "unit_type",
-                                      "unit_hit_points_ratio", "unit_density", "visibility_map")
-    minimap_layers: tuple[str, ...] = ("player_relative", "selected", "visibility_map",
-                                       "camera")
     # FullyConv network.
     conv_filters: tuple[int, ...] = (16, 32)
     conv_kernels: tuple[int, ...] = (5, 3)
@@ -103,7 +98,8 @@ class Policy:
         self.encoder = ObservationEncoder(self.obs_spec, config)
         self.action_set = self.encoder.action_set
         self.model = build_fullyconv(self.encoder.spec(), self.action_set, config)
-        self.input_keys = ("screen", "minimap", "player")
+        self.input_keys = tuple(k for k in ("screen", "minimap", "player")
+                                if k in self.encoder.spec())
         signature = {k: tf.TensorSpec((None, *s.shape), s.dtype.name)
                      for k, s in self.encoder.spec().items() if k in self.input_keys}
         self.forward = tf.function(lambda batch: self.model(batch, training=False),
@@ -288,7 +284,8 @@ class Learner:
         step_sig = tf.TensorSpec((None,), tf.float32)
         self._gradients = tf.function(self._gradients_graph, input_signature=[
             obs_sig, act_sig, step_sig, step_sig, tf.TensorSpec((None,), tf.int32),
-            tf.TensorSpec((None, None), tf.float32), step_sig])
+            tf.TensorSpec((None, None), tf.float32), step_sig, tf.TensorSpec((), tf.float32)])
+        self.loss_scale = LossScale(dynamic=config.precision == "mixed_float16")
         variables = self.model.trainable_variables
         self._apply = tf.function(
             lambda grads: self.optimizer.apply_gradients(zip(grads, variables)),
@@ -326,9 +323,13 @@ class Learner:
         behaviour = np.concatenate([np.full(len(t), np.nan, np.float32) if t.log_probs is None
                                     else np.asarray(t.log_probs, np.float32)
                                     for t in trajectories])
-        grads, metrics = self._gradients(rows, actions, rewards, not_done,
-                                         np.concatenate(step_rows), operator, behaviour)
-        grads = [g.numpy() for g in grads]
+        while True:
+            grads, metrics = self._gradients(rows, actions, rewards, not_done,
+                                             np.concatenate(step_rows), operator, behaviour,
+                                             np.float32(self.loss_scale.value))
+            grads = [g.numpy() for g in grads]
+            if self.loss_scale.update(all(np.all(np.isfinite(g)) for g in grads)):
+                break
         _check_finite(grads, self.model.trainable_variables, "computed")
         metrics = {k: float(v) for k, v in metrics.items()}
         scores = [s for t in trajectories for s in t.episode_scores]
@@ -338,8 +339,10 @@ class Learner:
         return grads, metrics
 
     def _gradients_graph(self, rows, actions, rewards, not_done, step_rows, operator,
-                         behaviour_log_prob):
-        """``rows``: every observation (T + 1 per trajectory); the steps are ``step_rows``."""
+                         behaviour_log_prob, loss_scale):
+        """``rows``: every observation (T + 1 per trajectory); the steps are ``step_rows``.
+        The loss is multiplied by ``loss_scale`` for the backward pass and the gradients
+        divided by it, so float16 gradients do not underflow."""
         with tf.GradientTape() as tape:
             outputs = self.model({k: rows[k] for k in self.policy.input_keys}, training=True)
             values = tf.stop_gradient(outputs["value"])
@@ -352,9 +355,10 @@ class Learner:
             loss, metrics = a2c_loss(at_steps, actions, tf.gather(rows["available"], step_rows),
                                      self._uses, self.policy.action_set.argument_heads,
                                      returns, advantages, behaviour_log_prob, self.config)
+            scaled_loss = loss * loss_scale
         variables = self.model.trainable_variables
-        grads = [tf.zeros_like(v) if g is None else tf.convert_to_tensor(g)  # dense arrays
-                 for g, v in zip(tape.gradient(loss, variables), variables)]
+        grads = [tf.zeros_like(v) if g is None else tf.convert_to_tensor(g) / loss_scale
+                 for g, v in zip(tape.gradient(scaled_loss, variables), variables)]
         metrics.update(grad_norm=tf.linalg.global_norm(grads), mean_return=tf.reduce_mean(returns),
                        mean_value=tf.reduce_mean(value_now))
         return grads, metrics
@@ -407,6 +411,38 @@ class Learner:
         if trajectory.log_probs is not None and np.shape(trajectory.log_probs) != (n,):
             raise ValueError(f"Trajectory log_probs has shape {np.shape(trajectory.log_probs)}, "
                              f"expected ({n},): one per step, or None")
+
+
+class LossScale:
+    """Keras's dynamic loss scaling (``LossScaleOptimizer``), on the side that computes
+    gradients, since here that is often another process than the one that applies them.
+
+    Dynamic (mixed_float16): start at 2**15, halve and recompute when a gradient
+    overflows, double after 2000 finite steps in a row. Otherwise the scale stays 1 and a
+    non-finite gradient is an error, as before.
+    """
+
+    START, GROWTH_STEPS, MINIMUM = 2.0 ** 15, 2000, 1.0
+
+    def __init__(self, dynamic: bool):
+        self.dynamic = dynamic
+        self.value = self.START if dynamic else 1.0
+        self._finite_steps = 0
+
+    def update(self, finite: bool) -> bool:
+        """After one computation: True to keep its gradients, False to compute again."""
+        if not self.dynamic:
+            return True
+        if finite:
+            self._finite_steps += 1
+            if self._finite_steps >= self.GROWTH_STEPS:
+                self.value, self._finite_steps = self.value * 2, 0
+            return True
+        self._finite_steps = 0
+        if self.value <= self.MINIMUM:
+            return True  # not an overflow of the scale: let _check_finite reject it
+        self.value = max(self.value / 2, self.MINIMUM)
+        return False
 
 
 def _check_finite(grads, variables, what: str) -> None:

@@ -23,10 +23,13 @@ def build_fullyconv(encoder_spec: Mapping[str, InputSpec], action_set: ActionSet
                     config) -> keras.Model:
     """A model from encoded observations to logits for every head of ``action_set``.
 
-    Inputs: "screen", "minimap", "player" as ``ObservationEncoder`` makes them (with a
-    batch axis). Outputs: a dict of unmasked logits, "function" [B, n_functions] and one
+    Inputs: "screen", "minimap" (if the encoder has minimap layers), "player" as
+    ``ObservationEncoder`` makes them (with a batch axis). Outputs: a dict of unmasked logits, "function" [B, n_functions] and one
     [B, n] per argument head (spatial heads flattened row-major), and "value" [B].
     """
+    # Keras mixed precision: the body computes in float16/bfloat16 (weights stay float32);
+    # the logits and the value compute in float32, so softmax and returns keep their range.
+    body = keras.DTypePolicy(config.precision)
     if config.dense_grid < 1:
         raise ConfigError(f"dense_grid must be at least 1, got {config.dense_grid}")
     seeds = itertools.count(config.seed * 1000)  # one seed per layer: same config, same weights
@@ -34,17 +37,19 @@ def build_fullyconv(encoder_spec: Mapping[str, InputSpec], action_set: ActionSet
     def init(gain=1.0):
         return keras.initializers.Orthogonal(gain, seed=next(seeds))
 
+    spatial = [k for k in ("screen", "minimap") if k in encoder_spec]
     inputs = {k: keras.Input(encoder_spec[k].shape, dtype=encoder_spec[k].dtype.name, name=k)
-              for k in ("screen", "minimap", "player")}
+              for k in (*spatial, "player")}
     player = inputs["player"]
 
     towers = {}
-    for name in ("screen", "minimap"):
+    for name in spatial:
         x = _feature_layers(inputs[name], encoder_spec[name].layers, name, seeds,
                             config.one_hot_max)
         for i, (filters, kernel) in enumerate(zip(config.conv_filters, config.conv_kernels)):
             x = layers.Conv2D(filters, kernel, padding="same", activation="relu",
-                              kernel_initializer=init(), name=f"{name}_conv{i}")(x)
+                              kernel_initializer=init(), dtype=body,
+                              name=f"{name}_conv{i}")(x)
         towers[name] = x
 
     # The state at each resolution: both towers (the other one resized) and the
@@ -52,9 +57,10 @@ def build_fullyconv(encoder_spec: Mapping[str, InputSpec], action_set: ActionSet
     def state_at(resolution):
         height, width = towers[resolution].shape[1:3]
         parts = [towers[k] if towers[k].shape[1:3] == (height, width) else
-                 layers.Resizing(height, width, name=f"{k}_at_{resolution}")(towers[k])
-                 for k in ("screen", "minimap")]
-        return layers.Concatenate(name=f"{resolution}_state")(
+                 layers.Resizing(height, width, dtype=body,
+                                 name=f"{k}_at_{resolution}")(towers[k])
+                 for k in spatial]
+        return layers.Concatenate(dtype=body, name=f"{resolution}_state")(
             [*parts, _broadcast(player, towers[resolution])])
 
     state = {"screen": state_at("screen")}
@@ -65,23 +71,25 @@ def build_fullyconv(encoder_spec: Mapping[str, InputSpec], action_set: ActionSet
     x, shrinks = state["screen"], 0
     while max(x.shape[1:3]) > config.dense_grid:
         x = layers.Conv2D(config.conv_filters[-1], 3, strides=2, padding="same",
-                          activation="relu", kernel_initializer=init(),
+                          activation="relu", kernel_initializer=init(), dtype=body,
                           name=f"shrink_conv{shrinks}")(x)
         shrinks += 1
-    x = layers.Concatenate(name="dense_input")([layers.Flatten()(x), player])
+    x = layers.Concatenate(dtype=body, name="dense_input")(
+        [layers.Flatten(dtype=body)(x), player])
     hidden = layers.Dense(config.dense_units, activation="relu", kernel_initializer=init(),
-                          name="dense")(x)
+                          dtype=body, name="dense")(x)
 
     outputs = {}
     for head, size in action_set.heads.items():
         if head in SPATIAL_ARGS:  # one logit per cell of the screen or minimap
-            logits = layers.Conv2D(1, 1, kernel_initializer=init(0.01),
+            logits = layers.Conv2D(1, 1, kernel_initializer=init(0.01), dtype="float32",
                                    name=f"{head}_logits")(state[SPATIAL_ARGS[head]])
             outputs[head] = layers.Flatten(name=f"{head}_flat")(logits)
         else:
-            outputs[head] = layers.Dense(size, kernel_initializer=init(0.01),
+            outputs[head] = layers.Dense(size, kernel_initializer=init(0.01), dtype="float32",
                                          name=f"{head}_logits")(hidden)
-    value = layers.Dense(1, kernel_initializer=init(), name="value_dense")(hidden)
+    value = layers.Dense(1, kernel_initializer=init(), dtype="float32",
+                         name="value_dense")(hidden)
     outputs["value"] = layers.Reshape((), name="value")(value)
     return keras.Model(inputs, outputs, name="fullyconv")
 

@@ -63,9 +63,9 @@ class ObservationEncoder:
     """Encodes pysc2 observations as the dict stored in ``Trajectory.observations``.
 
     Keys: "screen" [C,H,W] and "minimap" [C,h,w] (raw layer values as small ints: the
-    model one-hots or embeds categories and scales scalars), "player" float32 [11] (log1p of the
-    counts), "available" bool [n_functions] (which functions of the action set the game
-    allows now).
+    model one-hots or embeds categories and scales scalars; no "minimap" when the config
+    names no minimap layers), "player" float32 [11] (log1p of the counts), "available"
+    bool [n_functions] (which functions of the action set the game allows now).
     """
 
     def __init__(self, obs_spec: Mapping[str, tuple], config):
@@ -85,6 +85,13 @@ class ObservationEncoder:
                     f"(sc2dask.agents.spaces.agent_interface_format).")
         self.screen_layers = _layer_specs(features.SCREEN_FEATURES, config.screen_layers)
         self.minimap_layers = _layer_specs(features.MINIMAP_FEATURES, config.minimap_layers)
+        if not self.screen_layers:
+            raise ConfigError("screen-layers is empty; the policy needs at least one screen "
+                              "feature layer (e.g. player_relative).")
+        if not self.minimap_layers and "minimap" in self.action_set.heads:
+            raise ConfigError(f"Action set {config.action_set!r} has minimap arguments, so "
+                              f"minimap-layers cannot be empty; name at least one layer "
+                              f"(e.g. player_relative).")
         self._screen_index = [features.SCREEN_FEATURES._fields.index(l.name)
                               for l in self.screen_layers]
         self._minimap_index = [features.MINIMAP_FEATURES._fields.index(l.name)
@@ -93,11 +100,13 @@ class ObservationEncoder:
         self._spec = {
             "screen": InputSpec((len(self.screen_layers), h, w),
                                 _int_dtype(self.screen_layers), self.screen_layers),
-            "minimap": InputSpec((len(self.minimap_layers), mh, mw),
-                                 _int_dtype(self.minimap_layers), self.minimap_layers),
             "player": InputSpec(tuple(obs_spec["player"]), np.dtype(np.float32)),
             "available": InputSpec((len(self.action_set.function_ids),), np.dtype(bool)),
         }
+        if self.minimap_layers:  # without layers the model has no minimap tower at all
+            self._spec["minimap"] = InputSpec((len(self.minimap_layers), mh, mw),
+                                              _int_dtype(self.minimap_layers),
+                                              self.minimap_layers)
 
     def spec(self) -> dict[str, InputSpec]:
         return dict(self._spec)
@@ -105,15 +114,17 @@ class ObservationEncoder:
     def encode(self, observation) -> dict[str, np.ndarray]:
         """One pysc2 observation (``TimeStep.observation``) as compact arrays."""
         spec = self._spec
-        return {
+        encoded = {
             "screen": np.asarray(observation["feature_screen"])[self._screen_index]
                         .astype(spec["screen"].dtype),
-            "minimap": np.asarray(observation["feature_minimap"])[self._minimap_index]
-                         .astype(spec["minimap"].dtype),
             "player": np.log1p(np.maximum(np.asarray(observation["player"], np.float32), 0)),
             "available": np.isin(self.action_set.function_ids,
                                  np.asarray(observation["available_actions"])),
         }
+        if "minimap" in spec:
+            encoded["minimap"] = (np.asarray(observation["feature_minimap"])
+                                  [self._minimap_index].astype(spec["minimap"].dtype))
+        return encoded
 
     def encode_batch(self, observations: Sequence) -> dict[str, np.ndarray]:
         """Several observations (one per env) stacked on a leading batch axis."""

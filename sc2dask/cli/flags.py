@@ -59,8 +59,10 @@ def _parser(kind):
         except ValueError:
             raise argparse.ArgumentTypeError(
                 f"{text!r} is not {'a whole number' if kind is int else 'a number'}") from None
-    return parse if kind in (int, float) else str
+    return parse if kind in (int, float) else str  # names: "a,b", split by settings.load
 
 
 def _metavar(kind) -> str:
+    if typing.get_origin(kind) is tuple:
+        return "NAME,..."
     return {int: "N", float: "X", str: "TEXT"}.get(kind, "VALUE")
