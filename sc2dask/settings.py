@@ -101,7 +101,8 @@ class TrainSettings:
     step_mul: int = Rule("game loops per agent step", minimum=1)
     sync_gradients: int | None = Rule("sync: gradients averaged per update (at most the "
                                       "number of env hosts); unset: one per host", minimum=1)
-    max_staleness: int = Rule("async: drop gradients more than this many versions old",
+    max_staleness: int = Rule("async, and sync stragglers: drop gradients more than this "
+                              "many versions old",
                               minimum=0)
     checkpoint_dir: str | None = Rule("folder for checkpoints and TensorBoard files")
     checkpoint_every: int = Rule("updates between checkpoints (0: only at the end)", minimum=0)

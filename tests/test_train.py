@@ -26,6 +26,26 @@ def test_every_mode_trains_and_counts_its_work(client, mode):
     assert (summary["learner_samples_per_s"] > 0) == (mode == "central")
 
 
+@pytest.mark.parametrize("max_staleness", [0, 1000])
+def test_sync_with_k_of_n_gradients_counts_stragglers_staleness(client, max_staleness):
+    """K = 1 of N = 2 hosts: each update takes the first gradient back, so the other
+    host's, computed on the weights before that update, arrives at least one version late.
+    Within ``max-staleness`` it joins the next update with its staleness recorded; beyond
+    it, it is dropped and its host gets fresh weights."""
+    run = train(client=client, mode="sync", envs=2, max_steps=512, sync_gradients=1,
+                max_staleness=max_staleness, agent_overrides=TINY)
+    summary = run.wait(timeout=600)
+    staleness = [row["staleness"] for row in run.progress.history]  # one row per gradient
+    assert summary["agent_steps"] >= 512 and summary["updates"] == summary["version"] > 0
+    assert max(staleness) >= 1
+    if max_staleness == 0:  # every late gradient dropped, every update from fresh ones
+        assert summary["dropped_stale_gradients"] == sum(s >= 1 for s in staleness) > 0
+        assert summary["updates"] == staleness.count(0)
+    else:  # late gradients applied, and counted as late
+        assert summary["dropped_stale_gradients"] == 0
+        assert summary["updates"] == len(staleness)
+
+
 def test_central_mode_reuses_each_batch_for_several_epochs(client):
     """PPO-style reuse: every batch (one host's rollout) makes ``epochs`` optimizer steps."""
     summary = train(client=client, envs=2, max_steps=128, rollout_steps=16,

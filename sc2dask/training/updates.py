@@ -6,7 +6,10 @@ back it hands it to the rule, and gives new work to the hosts the rule returns.
 - ``CentralUpdates``: hosts return trajectories; the client computes the gradients (with
   ``epochs`` > 1 it reuses each batch for several clipped, PPO-style steps).
 - ``SyncUpdates``: every host computes gradients on its own rollout; the client averages
-  ``sync-gradients`` of them (weighted by steps), applies one update and broadcasts.
+  ``sync-gradients`` (K) of them (weighted by steps), applies one update and broadcasts.
+  With K below the number of hosts N, an update waits only for the first K: the
+  stragglers' gradients, computed on older weights, join a later average weighted by
+  1 / (1 + staleness) (the async rule below), or are dropped beyond ``max-staleness``.
 - ``AsyncUpdates``: each host's gradient is applied as it arrives; gradients more than
   ``max-staleness`` versions old are dropped, fresher stale ones are applied with the
   learning rate divided by (1 + staleness) (staleness-aware async SGD, Zhang et al. 2016).
@@ -87,13 +90,20 @@ class AsyncUpdates(UpdateRule):
 
 
 class SyncUpdates(UpdateRule):
-    def __init__(self, store, recorder, gradients_per_update: int):
+    def __init__(self, store, recorder, gradients_per_update: int, max_staleness: int):
         super().__init__(store, recorder)
-        self.k = gradients_per_update
+        self.k, self.max_staleness = gradients_per_update, max_staleness
         self._batch: list[tuple] = []  # (result, version)
         self._waiting: list = []  # placements whose result is in the batch
 
     def on_result(self, placement, result, version):
+        grads, metrics, scores = result
+        staleness = self.store.version - version
+        if grads is not None and staleness > self.max_staleness:  # a straggler, too late
+            self.recorder.moved(sum(g.nbytes for g in grads))
+            self.recorder.progress.dropped_stale += 1
+            self.recorder.record(False, metrics, scores, staleness)
+            return [placement]  # fresh weights, fresh work
         self._batch.append((result, version))
         self._waiting.append(placement)
         if len(self._batch) < self.k:
@@ -102,7 +112,9 @@ class SyncUpdates(UpdateRule):
         waiting, self._waiting = self._waiting, []
         results = [r for r, _ in batch if r[0] is not None]
         if results:
-            grads, metrics = average_gradients(results)
+            grads, metrics = average_gradients(
+                results, [1.0 / (1 + self.store.version - v) for r, v in batch
+                          if r[0] is not None])
             self.recorder.moved(sum(g.nbytes for r in results for g in r[0]))
             staleness = max(self.store.version - v for r, v in batch if r[0] is not None)
             self.recorder.record(self.store.apply(grads), metrics,
@@ -122,13 +134,17 @@ def make_update_rule(settings: TrainSettings, agent, store: ParameterStore, reco
         raise ConfigError(f"sc2dask.train.sync-gradients is {k} but the run has {n_hosts} env "
                           f"hosts (one per worker); set it to at most {n_hosts}, or leave it "
                           f"unset for one gradient per host.")
-    return SyncUpdates(store, recorder, k)
+    return SyncUpdates(store, recorder, k, settings.max_staleness)
 
 
-def average_gradients(results: list[tuple]) -> tuple[list[np.ndarray], dict[str, float]]:
+def average_gradients(results: list[tuple], discounts: list[float] | None = None
+                      ) -> tuple[list[np.ndarray], dict[str, float]]:
     """The per-step average of hosts' (grads, metrics, scores): a host that played more
-    steps counts more, as if one learner had seen every step."""
+    steps counts more, as if one learner had seen every step. ``discounts`` (one per
+    result, default 1) scale a result's weight before normalising: stale ones count less."""
     weights = np.array([r[1]["steps"] for r in results], dtype=np.float64)
+    if discounts is not None:
+        weights *= np.asarray(discounts, dtype=np.float64)
     weights /= weights.sum()
     grads = [sum(w * r[0][i] for w, r in zip(weights, results))
              for i in range(len(results[0][0]))]
