@@ -99,6 +99,8 @@ class TrainSettings:
                       "per update; async: hosts do, applied as they arrive")
     rollout_steps: int = Rule("steps each env plays per rollout", minimum=1)
     step_mul: int = Rule("game loops per agent step", minimum=1)
+    overlap: bool = Rule("central: a host plays its next rollout while the client learns "
+                         "from its last (on weights one update older)")
     sync_gradients: int | None = Rule("sync: gradients averaged per update (at most the "
                                       "number of env hosts); unset: one per host", minimum=1)
     max_staleness: int = Rule("async, and sync stragglers: drop gradients more than this "

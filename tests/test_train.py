@@ -46,6 +46,18 @@ def test_sync_with_k_of_n_gradients_counts_stragglers_staleness(client, max_stal
         assert summary["updates"] == len(staleness)
 
 
+@pytest.mark.parametrize("overlap", [False, True])
+def test_central_overlap_plays_the_next_rollout_one_update_behind(client, overlap):
+    """One host: without overlap it always plays the newest weights; with it, each
+    rollout but the first was played while the client learned from the one before."""
+    run = train(client=client, envs=1, max_steps=160, rollout_steps=16, overlap=overlap,
+                agent_overrides=TINY)
+    summary = run.wait(timeout=600)
+    staleness = [row["staleness"] for row in run.progress.history]
+    assert summary["agent_steps"] >= 160 and summary["updates"] == len(staleness)
+    assert staleness == ([0] + [1] * (len(staleness) - 1) if overlap else [0] * len(staleness))
+
+
 def test_central_mode_reuses_each_batch_for_several_epochs(client):
     """PPO-style reuse: every batch (one host's rollout) makes ``epochs`` optimizer steps."""
     summary = train(client=client, envs=2, max_steps=128, rollout_steps=16,

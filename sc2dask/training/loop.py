@@ -226,8 +226,10 @@ class _Run:
                 for future in finished:
                     placement = pending.pop(future)
                     result, version = future.result()
+                    if rule.plays_ahead and not self._done():
+                        give_work(placement)  # it plays while the client learns
                     for ready in rule.on_result(placement, result, version):
-                        if not self._done():
+                        if not self._done() and not (rule.plays_ahead and ready is placement):
                             give_work(ready)
             for future in pending:  # let work in flight finish before the hosts close
                 future.result()

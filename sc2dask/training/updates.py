@@ -4,7 +4,9 @@ The training loop (``sc2dask/training/loop.py``) only dispatches: when a host's 
 back it hands it to the rule, and gives new work to the hosts the rule returns.
 
 - ``CentralUpdates``: hosts return trajectories; the client computes the gradients (with
-  ``epochs`` > 1 it reuses each batch for several clipped, PPO-style steps).
+  ``epochs`` > 1 it reuses each batch for several clipped, PPO-style steps). With
+  ``overlap`` a host plays its next rollout while the client learns from its last one,
+  on weights one update older (IMPALA's policy lag; the PPO clip bounds the step).
 - ``SyncUpdates``: every host computes gradients on its own rollout; the client averages
   ``sync-gradients`` (K) of them (weighted by steps), applies one update and broadcasts.
   With K below the number of hosts N, an update waits only for the first K: the
@@ -31,6 +33,7 @@ class UpdateRule:
     """Turns finished work into updates; ``on_result`` says which hosts get work next."""
 
     work = "gradients"  # the EnvHost method whose results this rule takes
+    plays_ahead = False  # True: a host gets new work before its result is learned from
 
     def __init__(self, store: ParameterStore, recorder: Recorder):
         self.store, self.recorder = store, recorder
@@ -45,9 +48,10 @@ class CentralUpdates(UpdateRule):
     work = "rollout"
 
     def __init__(self, store, recorder, epochs: int, minibatches: int,
-                 rng: np.random.Generator):
+                 rng: np.random.Generator, overlap: bool = False):
         super().__init__(store, recorder)
         self.epochs, self.minibatches, self.rng = epochs, minibatches, rng
+        self.plays_ahead = overlap
 
     def on_result(self, placement, trajectories, version):
         trajectories = [t for t in trajectories if t is not None]
@@ -126,7 +130,8 @@ def make_update_rule(settings: TrainSettings, agent, store: ParameterStore, reco
                      n_hosts: int, rng: np.random.Generator) -> UpdateRule:
     """The rule for ``settings.mode``; ConfigError if its settings do not fit ``n_hosts``."""
     if settings.mode == "central":
-        return CentralUpdates(store, recorder, agent.epochs, agent.minibatches, rng)
+        return CentralUpdates(store, recorder, agent.epochs, agent.minibatches, rng,
+                              settings.overlap)
     if settings.mode == "async":
         return AsyncUpdates(store, recorder, settings.max_staleness)
     k = settings.sync_gradients or n_hosts
