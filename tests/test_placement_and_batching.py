@@ -9,6 +9,7 @@ from hypothesis import given, strategies as st
 
 from sc2dask.core import Trajectory
 from sc2dask.errors import ConfigError
+from sc2dask.game import game_seed
 from sc2dask.settings import AgentSettings, TrainSettings, load
 from sc2dask.training.loop import check_settings
 from sc2dask.training.pool import Placement, plan_placements, share_episodes
@@ -33,6 +34,15 @@ def test_placements_fill_the_roomiest_workers_and_never_exceed_capacity(capacity
     assert all(p.n_envs == capacity[p.worker] for p in placements[:-1])
     assert [p.n_envs for p in placements[:-1]] == sorted(
         (p.n_envs for p in placements[:-1]), reverse=True)
+
+
+@given(st.lists(st.integers(0, 2 ** 64), min_size=1, max_size=5))
+def test_game_seeds_always_fit_pysc2s_uint32_and_differ(parts):
+    """pysc2 sends the seed in RequestCreateGame.random_seed, a uint32: a resumed run's
+    seed (seed + updates) and the restarts counted into it must never overflow it."""
+    seed = game_seed(*parts)
+    assert 0 <= seed < 2 ** 32
+    assert game_seed(*parts) == seed and game_seed(*parts, 1) != seed
 
 
 @given(st.lists(st.integers(1, 8), min_size=1, max_size=6), st.integers(0, 200))

@@ -58,6 +58,14 @@ def test_central_overlap_plays_the_next_rollout_one_update_behind(client, overla
     assert staleness == ([0] + [1] * (len(staleness) - 1) if overlap else [0] * len(staleness))
 
 
+def test_a_seed_far_beyond_uint32_still_starts_every_game(client):
+    """A resumed run seeds its games with seed + updates; pysc2's random_seed is a uint32
+    (it used to overflow at seed 538 and crash every resume past ~538 updates)."""
+    summary = train(client=client, envs=2, max_steps=64, seed=2 ** 40,
+                    agent_overrides=TINY).wait(timeout=600)
+    assert summary["agent_steps"] >= 64 and summary["restarts"] == 0
+
+
 def test_central_mode_reuses_each_batch_for_several_epochs(client):
     """PPO-style reuse: every batch (one host's rollout) makes ``epochs`` optimizer steps."""
     summary = train(client=client, envs=2, max_steps=128, rollout_steps=16,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from ..emulator.maps import SCENARIOS
 from ..errors import UnknownMapError
 from .install import GameInstall, find_game
@@ -29,6 +31,15 @@ class EnvConfig:
             use_raw_actions=self.raw)
         return make_env(self.map_name, agent_interface_format=aif, step_mul=self.step_mul,
                         random_seed=seed)
+
+
+def game_seed(*parts: int) -> int:
+    """A game seed from any whole numbers (a run's seed, a host's and an env's index, a
+    restart count): well mixed, and always inside ``RequestCreateGame.random_seed``, a
+    uint32, however large the parts grow over a long run with restarts and resumes."""
+    if any(p < 0 for p in parts):
+        raise ValueError(f"seed parts must be >= 0, got {parts}")
+    return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(1, np.uint32)[0])
 
 
 def check_map(map_name: str) -> GameInstall:

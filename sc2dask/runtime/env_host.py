@@ -17,7 +17,7 @@ import threading
 
 import numpy as np
 
-from ..game import GAME_FAILURES, EnvConfig, load_agent_class
+from ..game import GAME_FAILURES, EnvConfig, game_seed, load_agent_class
 from ..monitoring.telemetry import HostReporter
 from .preload import worker_tf_threads
 from .rollout import play_batch
@@ -43,7 +43,7 @@ class EnvHost:
                  tf_threads: int | None = None):  # None: the worker's (sc2dask.worker)
         self.config = config
         self.n_envs = n_envs
-        self._slots = [EnvSlot(config, seed * 1009 + i) for i in range(n_envs)]
+        self._slots = [EnvSlot(config, game_seed(seed, i)) for i in range(n_envs)]
         self._tf_threads = tf_threads
         self._learner = None  # built on first use: TensorFlow is heavy to import
         self._version = -1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-from ..game import EnvConfig, play_episode
+from ..game import EnvConfig, game_seed, play_episode
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ class EnvSlot:
         """Close what is left of a crashed game; the next ``ensure`` starts a new one."""
         log.warning("SC2 crashed in env %s (%s); restarting it", self.seed, exc)
         self.restarts += 1
-        self.seed += 1000  # a new game gets a new seed, so it cannot repeat the crash
+        self.seed = game_seed(self.seed, self.restarts)  # a new game cannot repeat the crash
         env, self.env, self._timestep = self.env, None, None
         try:
             env.close()

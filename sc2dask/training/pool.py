@@ -13,7 +13,7 @@ import dataclasses
 import logging
 import time
 
-from ..game import EnvConfig
+from ..game import EnvConfig, game_seed
 from ..runtime.env_host import EnvHost
 from .cluster import require_capacity, sc2_capacity
 
@@ -46,7 +46,7 @@ def plan_placements(capacity: dict[str, int], n_envs: int, seed: int = 0) -> lis
         if remaining == 0:
             break
         take = min(slots, remaining)
-        placements.append(Placement(worker, take, seed * 7919 + i))
+        placements.append(Placement(worker, take, game_seed(seed, i)))
         remaining -= take
     return placements
 
@@ -98,7 +98,7 @@ class EnvPool:
         """
         log.warning("env host on %s lost (%r); recreating it", placement.worker, reason)
         self.host_restarts += 1
-        placement.seed += 100_003
+        placement.seed = game_seed(placement.seed, self.host_restarts)  # new games
         lost, started = placement.worker, time.monotonic()
         stop = started + deadline
         while True:
