@@ -13,6 +13,10 @@ class GameNotFoundError(SC2DaskError, FileNotFoundError):
     """No StarCraft II install (real or emulated) where one was required."""
 
 
+class GameFailedError(SC2DaskError, RuntimeError):
+    """A game that fails every time it is started again: not a crash to ride out, but a
+    broken install, a full disk or a bad map on that node."""
+
 
 class ConfigError(SC2DaskError, ValueError):
     """A bad setting: unknown config key, bad value, or an agent path that does not load."""

@@ -123,3 +123,19 @@ def test_evaluate_a_checkpoint_on_the_map_and_sizes_it_was_trained_with(tmp_path
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["map"] == "MoveToBeacon" and result["episodes"] == 1
+
+
+def test_a_game_that_never_starts_ends_the_command_with_a_clear_error(tmp_path):
+    """A node whose game binary exits at once: the host gives up after MAX_FAILURES_IN_A_ROW
+    launches (each bounded by pysc2's TIMEOUT_SECONDS, lowered here) instead of looping."""
+    game = tmp_path / "StarCraftII" / "Versions" / "Base55958" / "SC2_x64"
+    game.parent.mkdir(parents=True)
+    game.write_text("#!/bin/sh\necho this game is broken >&2\nexit 3\n")
+    game.chmod(0o755)
+    done = _run(["evaluate", "--agent", "pysc2_evolved.agents.random_agent.RandomAgent",
+                 "--map", "MoveToBeacon", "--episodes", "1", "--envs", "1",
+                 "--screen", "16", "--minimap", "16"], tmp_path, timeout=240,
+                SC2PATH=str(tmp_path / "StarCraftII"), TIMEOUT_SECONDS="8")
+    assert done.returncode == 2, done.stdout + done.stderr[-3000:]
+    assert "failed 5 times in a row" in done.stderr and "SC2PATH=" in done.stderr
+    assert "Traceback" not in done.stderr

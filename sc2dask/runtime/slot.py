@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 
+from ..errors import GameFailedError, SC2DaskError
 from ..game import EnvConfig, game_seed, play_episode
 
 log = logging.getLogger(__name__)
+
+# A game that fails this many times in a row, without one good step between, is broken
+# rather than crashed: its slot raises GameFailedError instead of starting it again.
+MAX_FAILURES_IN_A_ROW = 5
 
 
 @dataclasses.dataclass
@@ -21,13 +27,15 @@ class Step:
 
 class EnvSlot:
     """One pysc2 env that survives its game: a crashed game is closed, counted and
-    started afresh with a new seed on the next use. Used by one thread at a time."""
+    started afresh with a new seed on the next use, up to ``MAX_FAILURES_IN_A_ROW``
+    times without a good step. Used by one thread at a time."""
 
     def __init__(self, config: EnvConfig, seed: int):
         self.config, self.seed = config, seed
         self.env = None
         self.episodes = 0
         self.restarts = 0
+        self.failures_in_a_row = 0
         self._timestep = None  # the env's current TimeStep, so rollouts continue across calls
         self._score = 0.0
 
@@ -47,11 +55,13 @@ class EnvSlot:
     def reset(self):
         self._timestep = self.ensure().reset()[0]
         self._score = 0.0
+        self.failures_in_a_row = 0
         return self._timestep
 
     def step(self, action) -> Step:
         """Play ``action``; an episode that ends is counted, and ``current`` starts the next."""
         timestep = self.env.step([action])[0]
+        self.failures_in_a_row = 0
         self._score += timestep.reward
         if not timestep.last():
             self._timestep = timestep
@@ -72,7 +82,22 @@ class EnvSlot:
         return score
 
     def crashed(self, exc: BaseException) -> None:
-        """Close what is left of a crashed game; the next ``ensure`` starts a new one."""
+        """Close what is left of a crashed game; the next ``ensure`` starts a new one.
+
+        Call it from the handler of ``GAME_FAILURES``. It raises instead when ``exc`` is
+        one of sc2dask's own errors (a missing game or checkpoint is an OSError too, and
+        no restart fixes it), or when the game keeps failing (GameFailedError).
+        """
+        if isinstance(exc, SC2DaskError):
+            raise exc
+        self.failures_in_a_row += 1
+        if self.failures_in_a_row >= MAX_FAILURES_IN_A_ROW:
+            self.close()
+            raise GameFailedError(
+                f"The game of env {self.seed} failed {self.failures_in_a_row} times in a row "
+                f"without one good step (last: {exc!r}). Check this node's game "
+                f"(SC2PATH={os.environ.get('SC2PATH', 'unset')}; `sc2dask emulator install` "
+                f"lays out the emulator) and the worker's log.") from exc
         log.warning("SC2 crashed in env %s (%s); restarting it", self.seed, exc)
         self.restarts += 1
         self.seed = game_seed(self.seed, self.restarts)  # a new game cannot repeat the crash

@@ -13,17 +13,23 @@ import dataclasses
 import logging
 import time
 
+from distributed.comm.core import CommClosedError
+
+from ..errors import SC2DaskError
 from ..game import EnvConfig, game_seed
 from ..runtime.env_host import EnvHost
 from .cluster import require_capacity, sc2_capacity
 
 log = logging.getLogger(__name__)
 
-# How a lost actor shows up on the client: the proxy's call fails, or its future times out.
+# How a lost actor may show up on the client: the proxy's call fails, or its future times
+# out. The same types are also what a host's own work can raise; ``EnvPool.lost`` tells.
 ACTOR_LOST = (RuntimeError, OSError, TimeoutError, concurrent.futures.TimeoutError)
+GONE = (CommClosedError, ConnectionError, TimeoutError, concurrent.futures.TimeoutError)
 MAX_TRIES = 5
 START_TIMEOUT = 60.0  # seconds for a replacement host to start before another look
 LOST_GRACE = 10.0  # seconds before the lost host's own worker is tried again
+CLOSE_TIMEOUT = 30.0  # seconds for a slow host being replaced to close its games
 
 
 @dataclasses.dataclass
@@ -97,6 +103,8 @@ class EnvPool:
         worker that is gone would otherwise wait for it for ever.
         """
         log.warning("env host on %s lost (%r); recreating it", placement.worker, reason)
+        if placement.worker in sc2_capacity(self.client):  # slow, not dead: stop its games
+            self._close_host(placement, timeout=CLOSE_TIMEOUT)  # before new ones take its room
         self.host_restarts += 1
         placement.seed = game_seed(placement.seed, self.host_restarts)  # new games
         lost, started = placement.worker, time.monotonic()
@@ -131,9 +139,22 @@ class EnvPool:
             try:
                 return getattr(placement.host, method)(*args).result(timeout=self.call_timeout)
             except ACTOR_LOST as exc:
-                if attempt == MAX_TRIES - 1:
+                if attempt == MAX_TRIES - 1 or not self.lost(placement, exc):
                     raise
                 self._replace(placement, exc)
+
+    def lost(self, placement: Placement, exc: BaseException) -> bool:
+        """Whether ``exc`` from ``placement``'s host means the host is gone (its worker
+        died, or it passed call-timeout) rather than that its work failed.
+
+        sc2dask's own errors are the work's; a closed connection or a timeout is a lost
+        host; any other error is a lost host only if its worker has left the cluster.
+        """
+        if isinstance(exc, SC2DaskError):
+            return False
+        if isinstance(exc, GONE):
+            return True
+        return placement.worker not in sc2_capacity(self.client)
 
     def map(self, method: str, args_for):
         """Call ``method`` on every host at once; yields (placement, result) as they finish."""
@@ -163,11 +184,18 @@ class EnvPool:
 
     def close(self) -> None:
         for p in self.placements:
-            try:
-                p.host.close().result(timeout=30)
-            except Exception:  # noqa: BLE001 - the worker may be gone already
-                pass
+            self._close_host(p, timeout=CLOSE_TIMEOUT)
         self._threads.shutdown(wait=False)
+
+    @staticmethod
+    def _close_host(placement: Placement, timeout: float) -> None:
+        """Close a host's games, best effort: its worker may be gone already."""
+        if placement.host is None:
+            return
+        try:
+            placement.host.close().result(timeout=timeout)
+        except Exception:  # noqa: BLE001 - the worker may be gone already
+            log.debug("env host on %s did not close", placement.worker, exc_info=True)
 
     def __enter__(self):
         return self
