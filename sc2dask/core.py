@@ -87,8 +87,16 @@ class Policy(Protocol):
     def set_weights(self, weights: Weights) -> None: ...
 
 
+class NonFiniteGradients(ValueError):
+    """Gradients with NaN or inf: one bad batch, counted and skipped, not the end of a run."""
+
+
 class Learner(Protocol):
-    """Turns trajectories into gradients, and gradients into new weights."""
+    """Turns trajectories into gradients, and gradients into new weights.
+
+    ``compute_gradients`` and ``apply_gradients`` raise ``NonFiniteGradients`` for
+    gradients with NaN or inf, and ValueError for malformed input.
+    """
 
     policy: Policy
     optimizer: Any  # its learning rate is scaled for stale gradients (update rules)

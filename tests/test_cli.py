@@ -62,8 +62,10 @@ def test_train_shows_a_few_lines_and_a_bar_and_logs_to_a_file(tmp_path):
     assert "distributed.scheduler" in log.read_text()
 
 
-def test_ctrl_c_finishes_the_update_checkpoints_and_exits_0(tmp_path):
-    """As a terminal sends it: SIGINT to the whole process group (workers and games too)."""
+@pytest.mark.parametrize("signum, group", [(signal.SIGINT, True), (signal.SIGTERM, False)])
+def test_ctrl_c_or_sigterm_finishes_the_update_checkpoints_and_exits_0(tmp_path, signum, group):
+    """SIGINT as a terminal sends it, to the whole process group (workers and games too);
+    SIGTERM as `kill` or a batch system's end of walltime sends it first, to the command."""
     checkpoints = tmp_path / "run"
     process = subprocess.Popen(
         [SC2DASK, "train", "--envs", "2", "--max-steps", "1000000", "--checkpoint-dir",
@@ -73,7 +75,7 @@ def test_ctrl_c_finishes_the_update_checkpoints_and_exits_0(tmp_path):
     try:
         wait_until(lambda: (checkpoints / "LATEST").exists() or process.poll() is not None,
                    timeout=240, what="the first checkpoint")
-        os.killpg(process.pid, signal.SIGINT)
+        (os.killpg if group else os.kill)(process.pid, signum)
         out, err = process.communicate(timeout=120)
     finally:
         if process.poll() is None:

@@ -66,6 +66,16 @@ def test_a_seed_far_beyond_uint32_still_starts_every_game(client):
     assert summary["agent_steps"] >= 64 and summary["restarts"] == 0
 
 
+@pytest.mark.parametrize("mode", ["central", "async"])
+def test_non_finite_gradients_are_counted_and_skipped_not_fatal(client, mode):
+    """A learning rate of 1e30 blows the weights up after the first step; every gradient
+    after it is NaN. Central mode finds that on the client, async mode on the hosts."""
+    summary = train(client=client, mode=mode, envs=2, max_steps=192,
+                    agent_overrides={**TINY, "learning_rate": 1e30}).wait(timeout=600)
+    assert summary["agent_steps"] >= 192
+    assert summary["rejected_gradients"] > 0 and summary["updates"] >= 1
+
+
 def test_central_mode_reuses_each_batch_for_several_epochs(client):
     """PPO-style reuse: every batch (one host's rollout) makes ``epochs`` optimizer steps."""
     summary = train(client=client, envs=2, max_steps=128, rollout_steps=16,

@@ -29,7 +29,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from ..core import Trajectory
+from ..core import NonFiniteGradients, Trajectory
 from ..settings import AgentSettings
 from .fullyconv import build_fullyconv
 from .spaces import ObservationEncoder
@@ -448,6 +448,6 @@ class LossScale:
 def _check_finite(grads, variables, what: str) -> None:
     bad = [v.path for g, v in zip(grads, variables) if not np.all(np.isfinite(g))]
     if bad:
-        raise ValueError(f"Rejected {what} gradients: NaN or inf in {len(bad)} of "
+        raise NonFiniteGradients(f"Rejected {what} gradients: NaN or inf in {len(bad)} of "
                          f"{len(grads)} arrays ({', '.join(bad[:3])}{', ...' if len(bad) > 3 else ''}). "
                          f"Lower the learning rate or check the rewards and observations.")

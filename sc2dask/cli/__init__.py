@@ -125,24 +125,30 @@ def json_line(summary: dict) -> str:
                        for k, v in summary.items()})
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)  # Ctrl-C; `kill`, or a batch system's walltime
+
+
 def _wait_stopping_on_interrupt(handle, console: Console) -> dict:
-    """The run's summary; the first SIGINT stops it cleanly (update in flight, checkpoint),
-    a second one is the usual KeyboardInterrupt."""
+    """The run's summary; the first SIGINT or SIGTERM stops it cleanly (update in flight,
+    checkpoint), a second one acts as it would have without sc2dask."""
     if threading.current_thread() is not threading.main_thread():
         return handle.wait()
 
     def stop(signum, frame):
-        console.say("\nStopping: finishing the update in flight and checkpointing ...")
+        console.say(f"\n{signal.Signals(signum).name}: finishing the update in flight and "
+                    f"checkpointing ...")
         handle.stop()
-        signal.signal(signal.SIGINT, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
-    previous = signal.signal(signal.SIGINT, stop)
+    previous = {number: signal.signal(number, stop) for number in STOP_SIGNALS}
     try:
         while handle.running:
             handle.wait(timeout=0.5)
         return handle.wait()
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 # --- evaluate ------------------------------------------------------------------------------

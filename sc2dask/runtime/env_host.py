@@ -17,6 +17,7 @@ import threading
 
 import numpy as np
 
+from ..core import NonFiniteGradients
 from ..game import GAME_FAILURES, EnvConfig, game_seed, load_agent_class
 from ..monitoring.telemetry import HostReporter
 from .preload import worker_tf_threads
@@ -97,9 +98,17 @@ class EnvHost:
                         if t is not None]
         if not trajectories:
             return None, {}, []
-        grads, metrics = await asyncio.to_thread(self._learner.compute_gradients, trajectories)
-        metrics["truncated"] = sum(t.truncated for t in trajectories)
-        return grads, metrics, [s for t in trajectories for s in t.episode_scores]
+        scores = [s for t in trajectories for s in t.episode_scores]
+        truncated = sum(t.truncated for t in trajectories)
+        try:
+            grads, metrics = await asyncio.to_thread(self._learner.compute_gradients,
+                                                     trajectories)
+        except NonFiniteGradients as exc:  # the client counts it; the steps still count
+            log.warning("gradient rejected: %s", exc)
+            return None, {"steps": float(sum(len(t) for t in trajectories)),
+                          "truncated": truncated, "rejected": 1}, scores
+        metrics["truncated"] = truncated
+        return grads, metrics, scores
 
     def _ensure_learner(self, version, weights, agent_config):
         with self._learner_lock:

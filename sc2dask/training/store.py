@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 
-from ..core import Learner
+from ..core import Learner, NonFiniteGradients
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ class ParameterStore:
             self.learner.optimizer.learning_rate.assign(self._base_lr * lr_scale)
             try:
                 self.learner.apply_gradients(grads)
-            except ValueError as exc:
+            except NonFiniteGradients as exc:
                 self.rejected += 1
                 log.warning("gradient rejected: %s", exc)
                 return False

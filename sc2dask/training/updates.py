@@ -19,14 +19,18 @@ back it hands it to the rule, and gives new work to the hosts the rule returns.
 
 from __future__ import annotations
 
+import logging
 import time
 
 import numpy as np
 
+from ..core import NonFiniteGradients
 from ..errors import ConfigError
 from ..settings import TrainSettings
 from .recorder import Recorder
 from .store import ParameterStore
+
+log = logging.getLogger(__name__)
 
 
 class UpdateRule:
@@ -60,9 +64,15 @@ class CentralUpdates(UpdateRule):
         self.recorder.moved(sum(t.nbytes for t in trajectories))
         staleness = self.store.version - min(t.version for t in trajectories)
         applied, started = 0, time.perf_counter()
+        metrics = {}
         for _ in range(self.epochs):  # > 1: PPO-style reuse of the batch
             for batch in minibatches(trajectories, self.minibatches, self.rng):
-                grads, metrics = self.store.learner.compute_gradients(batch)
+                try:
+                    grads, metrics = self.store.learner.compute_gradients(batch)
+                except NonFiniteGradients as exc:  # as the store does with a host's
+                    self.store.rejected += 1
+                    log.warning("gradient rejected: %s", exc)
+                    continue
                 applied += self.store.apply(grads)
         steps = sum(len(t) for t in trajectories)
         self.recorder.learned(steps * self.epochs, time.perf_counter() - started)
@@ -81,6 +91,7 @@ class AsyncUpdates(UpdateRule):
     def on_result(self, placement, result, version):
         grads, metrics, scores = result
         if grads is None:
+            _count_rejected(self, metrics, scores, version)
             return [placement]
         staleness = self.store.version - version
         self.recorder.moved(sum(g.nbytes for g in grads))
@@ -103,6 +114,7 @@ class SyncUpdates(UpdateRule):
     def on_result(self, placement, result, version):
         grads, metrics, scores = result
         staleness = self.store.version - version
+        _count_rejected(self, metrics, scores, version)
         if grads is not None and staleness > self.max_staleness:  # a straggler, too late
             self.recorder.moved(sum(g.nbytes for g in grads))
             self.recorder.progress.dropped_stale += 1
@@ -124,6 +136,14 @@ class SyncUpdates(UpdateRule):
             self.recorder.record(self.store.apply(grads), metrics,
                                  [s for r in results for s in r[2]], staleness)
         return waiting
+
+
+def _count_rejected(rule: UpdateRule, metrics: dict, scores: list, version: int) -> None:
+    """A host's gradients that it found non-finite (``EnvHost.gradients``): the store
+    counts them as rejected, and the steps and scores played still count."""
+    if metrics.get("rejected"):
+        rule.store.rejected += 1
+        rule.recorder.record(False, metrics, scores, rule.store.version - version)
 
 
 def make_update_rule(settings: TrainSettings, agent, store: ParameterStore, recorder: Recorder,
