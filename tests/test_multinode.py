@@ -126,6 +126,46 @@ def test_a_worker_without_a_usable_game_is_named_with_the_fix(processes, tmp_pat
     assert f"SC2PATH={empty} holds no game binary" in error and "Unset SC2PATH" in error
 
 
+@pytest.fixture
+def tls_files(tmp_path):
+    """A self-signed certificate (its own CA) for 127.0.0.1, made with openssl."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-keyout", str(key), "-out", str(cert), "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+                   check=True, capture_output=True)
+    return ["--tls-ca-file", str(cert), "--tls-cert", str(cert), "--tls-key", str(key)]
+
+
+def test_train_over_tls_with_dasks_own_flags(processes, tmp_path, tls_files):
+    """Scheduler, worker and `sc2dask train` all take the same --tls-* flags; a client
+    without them is told what to add, and a plain-TCP client is refused."""
+    info = tmp_path / "scheduler.json"
+    processes.start("scheduler", str(BIN / "dask"), "scheduler", "--protocol", "tls",
+                    "--host", "127.0.0.1", "--port", "0", "--dashboard-address",
+                    "127.0.0.1:0", "--scheduler-file", str(info), *tls_files)
+    address = wait_until(lambda: _read_json(info), 60, "the scheduler file")["address"]
+    assert address.startswith("tls://127.0.0.1:")
+    processes.start("worker", *worker_command(address), *tls_files,
+                    env={"SC2DASK_EMULATOR_DIR": str(tmp_path / "emulator"), "SC2PATH": None})
+    train = subprocess.run(
+        [str(BIN / "sc2dask"), "train", "--map", "MoveToBeacon", "--envs", "1", "--max-steps",
+         "32", "--scheduler", address, "--json", *tls_files], capture_output=True, text=True,
+        timeout=300, env={**os.environ, **TINY_AGENT})
+    assert train.returncode == 0, train.stderr[-3000:]
+    assert json.loads(train.stdout.strip().splitlines()[-1])["agent_steps"] >= 32
+
+    untold = subprocess.run(
+        [str(BIN / "sc2dask"), "train", "--max-steps", "32", "--scheduler", address],
+        capture_output=True, text=True, timeout=120, env={**os.environ, **TINY_AGENT})
+    assert untold.returncode == 2 and "--tls-ca-file" in untold.stderr, untold.stderr[-2000:]
+    plain = subprocess.run(
+        [str(BIN / "sc2dask"), "train", "--max-steps", "32", "--scheduler",
+         address.replace("tls://", "tcp://")], capture_output=True, text=True, timeout=120,
+        env={**os.environ, **TINY_AGENT})
+    assert plain.returncode == 2 and "Traceback" not in plain.stderr, plain.stderr[-2000:]
+
+
 def _cmdline(process):
     try:
         return process.cmdline()

@@ -4,6 +4,7 @@ import os
 import signal
 
 import numpy as np
+import psutil
 import pytest
 
 from sc2dask.training import checkpoint
@@ -74,6 +75,31 @@ def test_non_finite_gradients_are_counted_and_skipped_not_fatal(client, mode):
                     agent_overrides={**TINY, "learning_rate": 1e30}).wait(timeout=600)
     assert summary["agent_steps"] >= 192
     assert summary["rejected_gradients"] > 0 and summary["updates"] >= 1
+
+
+def test_a_local_run_listens_on_loopback_only(client):
+    """Scheduler, dashboard (the training page and /metrics with it), workers, nannies and
+    games: while a run plays, no socket of this process tree listens beyond loopback."""
+    run = train(client=client, envs=2, max_steps=10_000, agent_overrides=TINY)
+    try:
+        wait_until(lambda: run.progress.agent_steps > 0, 300, "the first rollout")
+        processes = [psutil.Process(), *psutil.Process().children(recursive=True)]
+        listening = {(p.pid, c.laddr.ip, c.laddr.port) for p in processes
+                     for c in _connections(p) if c.status == psutil.CONN_LISTEN}
+    finally:
+        run.stop()
+        run.wait(timeout=300)
+    assert any(port == int(client.dashboard_link.split(":")[2].split("/")[0])
+               for _, _, port in listening)  # the dashboard is among them
+    assert len({pid for pid, _, _ in listening}) >= 5  # scheduler, 2 workers, 2 games
+    assert {ip for _, ip, _ in listening} <= {"127.0.0.1", "::1"}, listening
+
+
+def _connections(process):
+    try:
+        return process.net_connections(kind="inet")
+    except psutil.Error:  # it ended meanwhile
+        return []
 
 
 def test_central_mode_reuses_each_batch_for_several_epochs(client):

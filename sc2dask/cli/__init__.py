@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import json
 import math
+import os
 import shlex
 import signal
 import statistics
@@ -46,7 +47,8 @@ def train_agent(args: argparse.Namespace) -> int:
     with Console("train", args.verbose, quiet=args.json) as console, \
             contextlib.ExitStack() as stack:
         with _children_ignore_sigint():
-            client = stack.enter_context(cluster_client(args.scheduler, run_opts.envs))
+            client = stack.enter_context(cluster_client(args.scheduler, run_opts.envs,
+                                                        security=_security(args)))
         console.say(f"Dask dashboard: {client.dashboard_link}")
         page = training_page_link(client)
         console.say(f"Training page:  {page}" if page else "Training page:  none (start "
@@ -119,6 +121,24 @@ def _children_ignore_sigint():
         signal.signal(signal.SIGINT, previous)
 
 
+def _security(args: argparse.Namespace):
+    """``distributed.Security`` from the --tls-* flags; None (dask's config) without them."""
+    from ..training.cluster import tls_security
+    files = {"--tls-ca-file": args.tls_ca_file, "--tls-cert": args.tls_cert,
+             "--tls-key": args.tls_key}
+    if not any(files.values()):
+        return None
+    missing = [flag for flag, path in files.items() if not path]
+    if missing:
+        raise ConfigError(f"TLS needs all of --tls-ca-file, --tls-cert and --tls-key; "
+                          f"{' and '.join(missing)} missing.")
+    for flag, path in files.items():
+        if not os.path.isfile(path):
+            raise ConfigError(f"{flag} {path}: no such file (a PEM file, as `dask "
+                              f"scheduler {flag}` takes).")
+    return tls_security(*files.values())
+
+
 def json_line(summary: dict) -> str:
     """``summary`` as strict JSON (NaN, e.g. a score before any episode ended, is null)."""
     return json.dumps({k: None if isinstance(v, float) and math.isnan(v) else v
@@ -155,9 +175,10 @@ def _wait_stopping_on_interrupt(handle, console: Console) -> dict:
 
 def evaluate_agent(args: argparse.Namespace) -> int:
     """Score an agent over --episodes episodes on a Dask cluster; --json prints one object."""
-    from ..training.checkpoint import checkpoint_agent_path, checkpoint_env
-    from ..training.evaluate import evaluate
     from ..game import EnvConfig
+    from ..training.checkpoint import checkpoint_agent_path, checkpoint_env
+    from ..training.cluster import cluster_client
+    from ..training.evaluate import evaluate
     use_config_file(args)
     loaded = settings.load(settings.EvaluateSettings, given(args, args.evaluate_fields),
                            origin="command line")
@@ -172,11 +193,16 @@ def evaluate_agent(args: argparse.Namespace) -> int:
     else:
         agent = args.agent
     config = EnvConfig(**env)
-    with Console("evaluate", args.verbose, quiet=args.json) as console:
+    security = _security(args)
+    with Console("evaluate", args.verbose, quiet=args.json) as console, \
+            contextlib.ExitStack() as stack:
+        with _children_ignore_sigint():
+            client = stack.enter_context(cluster_client(args.scheduler, opts.envs,
+                                                        security=security))
         console.say(f"Evaluating {args.checkpoint or agent} on {config.map_name}: "
                     f"{opts.episodes} episodes ...")
-        result = evaluate(agent, episodes=opts.episodes, envs=opts.envs,
-                          scheduler=args.scheduler, config=config)
+        result = evaluate(agent, episodes=opts.episodes, envs=opts.envs, client=client,
+                          config=config)
     if args.json:
         console.result(json_line(result.summary()))
     else:
@@ -266,6 +292,12 @@ def _add_common(parser: argparse.ArgumentParser, cluster: bool = True) -> None:
     if cluster:
         parser.add_argument("--scheduler", metavar="ADDRESS",
                             help="a running dask scheduler (default: a local cluster)")
+        tls = parser.add_argument_group(
+            "TLS (the files `dask scheduler` and `dask worker` take; with no --scheduler, "
+            "the local cluster uses TLS too)")
+        tls.add_argument("--tls-ca-file", metavar="PEM", help="the CA that signed the certs")
+        tls.add_argument("--tls-cert", metavar="PEM", help="this client's certificate")
+        tls.add_argument("--tls-key", metavar="PEM", help="its private key")
         parser.add_argument("--json", action="store_true", help="end with one JSON object")
         parser.add_argument("--verbose", action="store_true",
                             help="Dask and TensorFlow logs on the terminal, not in a log file")

@@ -28,17 +28,23 @@ def default_sc2_per_worker(n_workers: int) -> int:
     return min(by_cpu, by_memory)
 
 
-def local_cluster(n_workers: int | None = None, sc2_per_worker: int | None = None, **kwargs):
+def local_cluster(n_workers: int | None = None, sc2_per_worker: int | None = None,
+                  security=None, **kwargs):
     """A ``LocalCluster`` whose workers advertise SC2 capacity (processes, 1 thread each).
 
     Its scheduler serves the training page and its workers run the ``sc2dask.worker``
-    preload, as a command-line cluster started by the README's guide does.
+    preload, as a command-line cluster started by the README's guide does. Everything
+    listens on loopback only (dask's default ":0" dashboard would take every interface);
+    with ``security`` (``tls_security``) the cluster's connections are TLS.
     """
     from distributed import LocalCluster
     n_workers = n_workers or min(os.cpu_count() or 1, 4)
     sc2 = default_sc2_per_worker(n_workers) if sc2_per_worker is None else sc2_per_worker
     kwargs.setdefault("threads_per_worker", 1)
-    kwargs.setdefault("dashboard_address", ":0")
+    kwargs.setdefault("host", "127.0.0.1")
+    kwargs.setdefault("dashboard_address", "127.0.0.1:0")
+    if security is not None:
+        kwargs.update(security=security, protocol="tls://")
     kwargs["scheduler_kwargs"] = _with_dashboard_preload(kwargs.get("scheduler_kwargs"))
     kwargs.setdefault("preload", ["sc2dask.worker"])
     return LocalCluster(n_workers=n_workers, resources={SC2_RESOURCE: sc2}, **kwargs)
@@ -55,16 +61,34 @@ def _with_dashboard_preload(scheduler_kwargs: dict | None) -> dict:
     return scheduler_kwargs
 
 
-def connect(address: str, timeout: float = 10.0):
-    """A ``Client`` for the scheduler at ``address``, or an error saying how to get one."""
+def tls_security(ca_file: str, cert: str, key: str):
+    """``distributed.Security`` for every role (client, scheduler, workers) from the files
+    ``dask scheduler``/``dask worker`` take as --tls-ca-file, --tls-cert and --tls-key."""
+    from distributed import Security
+    return Security(tls_ca_file=ca_file, require_encryption=True,
+                    tls_client_cert=cert, tls_client_key=key,
+                    tls_scheduler_cert=cert, tls_scheduler_key=key,
+                    tls_worker_cert=cert, tls_worker_key=key)
+
+
+def connect(address: str, timeout: float = 10.0, security=None):
+    """A ``Client`` for the scheduler at ``address``, or an error saying how to get one.
+
+    ``security`` None: dask's config decides (``distributed.comm.tls`` keys).
+    """
     from distributed import Client
     try:
-        return Client(address, timeout=timeout, direct_to_workers=True)
+        return Client(address, timeout=timeout, direct_to_workers=True, security=security)
+    except TypeError as exc:  # distributed's way of saying a tls:// address needs TLS files
+        raise SchedulerUnreachableError(
+            f"The scheduler at {address!r} needs TLS ({exc}); give --tls-ca-file, "
+            f"--tls-cert and --tls-key, as `dask scheduler` was given.") from None
     except (OSError, TimeoutError) as exc:
         raise SchedulerUnreachableError(
             f"No Dask scheduler answers at {address!r} ({exc}). Start one with "
-            f"`dask scheduler`, check the address and port, or leave --scheduler out to "
-            f"use a local cluster.") from None
+            f"`dask scheduler`, check the address and port (and TLS: a tls:// scheduler "
+            f"takes the --tls-* flags), or leave --scheduler out to use a local "
+            f"cluster.") from None
 
 
 def sc2_capacity(client) -> dict[str, int]:
@@ -102,15 +126,16 @@ def check_workers(client) -> None:
 
 
 @contextlib.contextmanager
-def cluster_client(scheduler: str | None = None, envs: int | None = None):
-    """A client on ``scheduler``, or on a local cluster with room for ``envs`` envs."""
+def cluster_client(scheduler: str | None = None, envs: int | None = None, security=None):
+    """A client on ``scheduler``, or on a local cluster with room for ``envs`` envs
+    (``security``: TLS for either, e.g. from ``tls_security``)."""
     from distributed import Client
     if scheduler:
-        with connect(scheduler) as client:
+        with connect(scheduler, security=security) as client:
             yield client
         return
     n_workers = min(os.cpu_count() or 1, envs or 2, 4)
     per_worker = None if envs is None else -(-envs // n_workers)
-    with local_cluster(n_workers, per_worker) as cluster, \
-            Client(cluster, direct_to_workers=True) as client:
+    with local_cluster(n_workers, per_worker, security=security) as cluster, \
+            Client(cluster, direct_to_workers=True, security=security) as client:
         yield client
