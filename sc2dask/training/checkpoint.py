@@ -1,8 +1,11 @@
 """Atomic checkpoints: weights, optimizer state, counters, config and RNG state.
 
-A checkpoint is written to a temporary folder and renamed into place, and ``LATEST``
-is replaced atomically after that, so a crash mid-write never leaves a half checkpoint
-where a reader would look, and never loses the previous one.
+A checkpoint is written to a temporary folder, flushed to disk and renamed into place,
+and ``LATEST`` is replaced atomically after that, each rename made durable by an fsync of
+the folder. A crash at any point leaves ``LATEST`` naming a whole checkpoint: a new
+checkpoint never takes the name of the one ``LATEST`` names (saving the same update again
+gets a new name), old ones are deleted only after ``LATEST`` moved, and what a crash left
+half-written (``.tmp-*``) is cleared by the next save.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -23,27 +27,68 @@ KEEP = 3  # older checkpoints beyond these are deleted
 
 
 def save(directory, update: int, weights, optimizer_state, state: dict) -> Path:
-    """Write checkpoint ``update`` under ``directory``; returns its folder."""
+    """Write checkpoint ``update`` under ``directory``; returns its folder.
+
+    One run writes to a folder at a time (a second writer's half-written files would be
+    cleared as a crash's).
+    """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    final = directory / f"ckpt-{update:08d}"
+    for leftover in [*directory.glob(".tmp-*"), directory / (LATEST + ".tmp")]:
+        _remove(leftover)  # a crash's, mid-write
+    final = _free_name(directory, f"ckpt-{update:08d}")
     tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=directory))
     try:
         np.savez(tmp / "weights.npz", *weights)
         np.savez(tmp / "optimizer.npz", *optimizer_state)
         (tmp / "state.json").write_text(json.dumps(state, indent=1, default=_plain))
         for f in tmp.iterdir():
-            with open(f, "rb") as handle:
-                os.fsync(handle.fileno())
-        if final.exists():
-            shutil.rmtree(final)
+            _fsync(f)
+        now = time.time_ns()  # the write order _prune goes by (a folder's mtime is coarser)
+        os.utime(tmp, ns=(now, now))
+        _fsync(tmp)
         os.replace(tmp, final)
+        _fsync(directory)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     _write_atomic(directory / LATEST, final.name)
-    for old in sorted(directory.glob("ckpt-*"))[:-KEEP]:
-        shutil.rmtree(old, ignore_errors=True)
+    _prune(directory, keep=final)
     return final
+
+
+def _free_name(directory: Path, name: str) -> Path:
+    """``name``, or ``name.1``, ``name.2``...: never the folder of an earlier save, which
+    ``LATEST`` may name until the new one is complete."""
+    candidate, n = directory / name, 0
+    while candidate.exists():
+        n += 1
+        candidate = directory / f"{name}.{n}"
+    return candidate
+
+
+def _prune(directory: Path, keep: Path) -> None:
+    """Keep the ``KEEP`` checkpoints written last (by time, not by name: a run resumed
+    from an older checkpoint writes lower update numbers than the ones it left behind)."""
+    folders = sorted((p for p in directory.glob("ckpt-*") if p.is_dir() and p != keep),
+                     key=lambda p: (p.stat().st_mtime_ns, p.name))
+    for old in folders[:max(0, len(folders) - (KEEP - 1))]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _fsync(path: Path) -> None:
+    """Flush a file, or a folder's entries (so a rename inside it survives a power cut)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def load(directory) -> tuple[list[np.ndarray], list[np.ndarray], dict]:
@@ -73,7 +118,9 @@ def _arrays(path: Path) -> list[np.ndarray]:
 def _write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text)
+    _fsync(tmp)
     os.replace(tmp, path)
+    _fsync(path.parent)
 
 
 def _plain(value):
