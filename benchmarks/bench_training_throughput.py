@@ -51,8 +51,9 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=160)
     parser.add_argument("--map", default="MoveToBeacon")
     parser.add_argument("--baseline", default="f28b49e", help="a commit; '' to skip")
-    parser.add_argument("--train-args", default="", help="extra flags for this checkout's "
-                                                          "train, e.g. '--action-set move'")
+    parser.add_argument("--train-args", action="append",
+                        help="extra flags for this checkout's train, e.g. '--overlap'; give "
+                             "it again for another run of this checkout beside the first")
     args = parser.parse_args()
     steps = args.episodes * EPISODE_STEPS
     common = ["--map", args.map, "--envs", str(args.envs)]
@@ -64,9 +65,11 @@ def main() -> None:
         wall, summary = run(ROOT, ["evaluate", *common, "--episodes", str(args.episodes),
                                    "--agent", RANDOM_AGENT], scratch, "env-only")
         results["env only (evaluate, RandomAgent)"] = (summary["episodes"] * EPISODE_STEPS, wall)
-        wall, summary = run(ROOT, ["train", *common, "--max-steps", str(steps),
-                                   *args.train_args.split()], scratch, "train")
-        results["training (this checkout)"] = (summary["agent_steps"], wall)
+        for extra in args.train_args or [""]:
+            wall, summary = run(ROOT, ["train", *common, "--max-steps", str(steps),
+                                       *extra.split()], scratch, "train")
+            name = f"training (this checkout{' ' + extra if extra else ''})"
+            results[name] = (summary["agent_steps"], wall)
         if base is not None:
             wall, summary = run(base, ["train", *common, "--max-steps", str(steps)], scratch,
                                 "baseline")
@@ -75,11 +78,16 @@ def main() -> None:
     print(f"{args.map}, {args.envs} envs, {steps} agent steps each, start-up included")
     for name, (n, wall) in results.items():
         print(f"  {name:<36} {n:>7} steps {wall:7.1f} s  {rates[name]:7.1f} agent steps/s")
-    env_rate, train_rate = list(rates.values())[:2]
-    print(f"  training / env only: {train_rate / env_rate:.2f}")
-    if base is not None:
-        print(f"  training / {args.baseline}: {train_rate / rates[f'training ({args.baseline})']:.2f}")
-    print(json.dumps({"rates": rates, "train_over_env": train_rate / env_rate}))
+    env_rate = rates["env only (evaluate, RandomAgent)"]
+    ours = [name for name in rates if name.startswith("training (this checkout")]
+    ratios = {}
+    for name in ours:
+        ratios[name] = {"over_env_only": rates[name] / env_rate}
+        if base is not None:
+            ratios[name]["over_baseline"] = rates[name] / rates[f"training ({args.baseline})"]
+        print(f"  {name}: {ratios[name]['over_env_only']:.2f} of env only"
+              + (f", {ratios[name]['over_baseline']:.2f}x {args.baseline}" if base else ""))
+    print(json.dumps({"rates": rates, "ratios": ratios}))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 import contextlib
 import socket
+import os
 import subprocess
 import sys
 import time
@@ -21,11 +22,12 @@ def free_port():
 
 
 @contextlib.contextmanager
-def emulator(command=(sys.executable, "-m", "sc2dask.emulator"), flags=PYSC2_FLAGS):
-    """A running emulator process on a free port; killed at the end if still running."""
+def emulator(command=(sys.executable, "-m", "sc2dask.emulator"), flags=PYSC2_FLAGS, env=None):
+    """A running emulator process on a free port; killed at the end if still running.
+    ``env`` adds to this process's environment."""
     port = free_port()
     proc = subprocess.Popen([*command, "-listen", "127.0.0.1", "-port", str(port), *flags],
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
     try:
         yield proc, port
     finally:

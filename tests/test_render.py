@@ -145,3 +145,25 @@ def test_minimap_units_and_cropping(crop):
     assert minimap["player_relative"][py, px] == Alliance.SELF
     assert minimap["unit_type"][py, px] == 48
     assert minimap["pathable"].mean() > (0.5 if crop else 0.05)
+
+
+@pytest.mark.unit
+def test_the_largest_zoom_renders_within_bounded_memory():
+    """1024 pixels over one world unit (the limits the emulator accepts) makes every disc
+    wider than the screen; drawing them all in one window each took about a gigabyte."""
+    import tracemalloc
+    world = World(scenario_for("DefeatZerglingsAndBanelings"), seed=2)
+    unit = next(u for u in world.units.values() if u.alliance == Alliance.SELF)
+    world.camera = (unit.x, unit.y)  # the screen shows one world unit around this marine
+    fl = _setup(screen=(1024, 1024), minimap=(64, 64), width=1)
+    tracemalloc.start()
+    try:
+        layers = _decode(world, fl)["screen"]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 300 * 2**20, f"{peak / 2**20:.0f} MiB"
+    # Still the picture: the marine (radius 0.375 of the 1-unit-wide view) fills the middle.
+    relative = layers["player_relative"]
+    assert relative.shape == (1024, 1024) and relative[512, 512] == Alliance.SELF
+    assert 0.3 < np.mean(relative == Alliance.SELF) < 0.6  # pi 0.375^2 = 0.44 of the view

@@ -150,3 +150,46 @@ def test_a_busy_port_is_reported_and_exits_1():
     assert result.returncode == 1
     assert f"Cannot listen on 127.0.0.1:{port}" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def _ping(ws, id=1):
+    ws.send(request(ping=sc_pb.RequestPing(), id=id))
+    return sc_pb.Response.FromString(ws.recv_data()[1])
+
+
+def test_a_request_beyond_the_size_limit_closes_that_client_only():
+    from sc2dask.emulator.server import MAX_MESSAGE_BYTES
+    with emulator() as (proc, port):
+        ws = connect(port)
+        ws.send(b"\0" * (MAX_MESSAGE_BYTES + 1))
+        opcode, data = ws.recv_data()
+        assert opcode == websocket.ABNF.OPCODE_CLOSE
+        assert int.from_bytes(data[:2], "big") == 1009  # "message too big"
+        ws.close()
+        fresh = connect(port)  # the game is free again
+        assert _ping(fresh).HasField("ping")
+        fresh.close()
+        assert proc.poll() is None
+
+
+def test_a_silent_client_is_dropped_after_the_idle_timeout():
+    with emulator(env={"SC2DASK_EMULATOR_IDLE_TIMEOUT": "1"}) as (proc, port):
+        ws = connect(port)
+        assert _ping(ws).HasField("ping")
+        time.sleep(2.5)
+        with pytest.raises((websocket.WebSocketConnectionClosedException, ConnectionError)):
+            _ping(ws, id=2)
+        fresh = connect(port)
+        assert _ping(fresh).HasField("ping")
+        fresh.close()
+        proc.terminate()
+        _, stderr = proc.communicate(timeout=10)
+    assert "no request for 1 s (SC2DASK_EMULATOR_IDLE_TIMEOUT)" in stderr
+
+
+def test_a_bad_idle_timeout_is_a_clear_error_with_exit_2():
+    with emulator(env={"SC2DASK_EMULATOR_IDLE_TIMEOUT": "soon"}) as (proc, port):
+        assert proc.wait(timeout=30) == 2
+        _, stderr = proc.communicate(timeout=10)
+    assert "SC2DASK_EMULATOR_IDLE_TIMEOUT='soon' must be a number of seconds" in stderr
+    assert "Traceback" not in stderr

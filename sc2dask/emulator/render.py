@@ -20,6 +20,7 @@ from .world import MAP_SIZE
 # Height of the flat playable ground, in world units; the layer encodes -200..200 as 0..255.
 TERRAIN_HEIGHT = 0.0
 DENSITY_AA_PER_UNIT = 16
+RASTER_BUDGET = 1 << 21  # window cells per rasterising pass (a few float64 arrays of it)
 
 SCREEN_BPP = {
     "height_map": 8, "visibility_map": 8, "creep": 1, "power": 1, "player_id": 8,
@@ -143,32 +144,65 @@ def _rasterize(geo: np.ndarray, size: np.ndarray, n: int):
     vanish. Returns the covered flat pixels (with repeats where discs overlap), the
     unit (row mod ``n``) drawn on top at each, how many of them are on the screen, and
     the screen's anti-aliased coverage as (pixels, weights), 16 per full pixel.
+
+    Discs are drawn in windows of one size, clipped to the view and slid inside it, a
+    batch of rows at a time within ``RASTER_BUDGET`` cells: a huge zoom (1024 pixels over
+    a few world units) makes discs wider than the view, and one window for every unit
+    at once would take gigabytes.
     """
     half = int(math.ceil(float(geo[:, 4].max()) + 0.5)) + 1
-    span = np.arange(-half, half + 1)
+    window = (min(2 * half + 1, int(size[:, 1].max())), min(2 * half + 1, int(size[:, 0].max())))
+    rows_per_pass = max(1, RASTER_BUDGET // (window[0] * window[1]))
+    parts = [_discs(geo[i:i + rows_per_pass], size[i:i + rows_per_pass], half, window,
+                    screen_rows=max(0, min(n - i, rows_per_pass)))
+             for i in range(0, len(geo), rows_per_pass)]
+    pixels = np.concatenate([p[0] for p in parts])
+    rows = np.concatenate([p[1] + i for p, i in zip(parts, range(0, len(geo), rows_per_pass))])
+    unit = rows % n
+    # Rows are in draw order, so the highest unit index at a pixel is the one on top.
+    top = np.full(int(size[-1, 2] + size[-1, 0] * size[-1, 1]), -1, dtype=np.int64)
+    np.maximum.at(top, pixels, unit)
+    n_screen = int(np.count_nonzero(rows < n))
+    aa_pixels = np.concatenate([p[2] for p in parts])
+    aa_weights = np.concatenate([p[3] for p in parts])
+    return pixels, top[pixels], n_screen, aa_pixels, aa_weights
+
+
+def _discs(geo: np.ndarray, size: np.ndarray, half: int, window: tuple[int, int],
+           screen_rows: int):
+    """One pass of ``_rasterize``: (flat pixels, their row in ``geo``, and the screen
+    rows' anti-aliased pixels and weights), pixels in row then raster order."""
+    ky, kx = window
     centre = geo[:, :2].astype(np.int64)
-    gx = centre[:, :1] + span  # (rows, k) pixel columns of each disc's window
-    gy = centre[:, 1:] + span
-    d2 = ((gy + 0.5 - geo[:, 3:4]) ** 2)[:, :, None] + ((gx + 0.5 - geo[:, 2:3]) ** 2)[:, None, :]
     w, h, base = size[:, :1], size[:, 1:2], size[:, 2:3]
+    # Each window starts half a window before the centre, moved inside the view where
+    # that leaves the view's pixels of the disc inside it (windows never exceed a view).
+    x0 = np.clip(centre[:, :1] - half, 0, np.maximum(w - kx, 0))
+    y0 = np.clip(centre[:, 1:] - half, 0, np.maximum(h - ky, 0))
+    gx = x0 + np.arange(kx)  # (rows, kx) pixel columns of each disc's window
+    gy = y0 + np.arange(ky)
+    d2 = ((gy + 0.5 - geo[:, 3:4]) ** 2)[:, :, None] + ((gx + 0.5 - geo[:, 2:3]) ** 2)[:, None, :]
     inside = ((gy >= 0) & (gy < h))[:, :, None] & ((gx >= 0) & (gx < w))[:, None, :]
     flat = (base + gy * w)[:, :, None] + gx[:, None, :]
     radius = geo[:, 4, None, None]
     disc = d2 <= radius ** 2
-    disc[:, half, half] = True
+    # The centre pixel, where it falls in the window (outside it, it is off the view).
+    rows = np.arange(len(geo))
+    cy, cx = centre[:, 1] - y0[:, 0], centre[:, 0] - x0[:, 0]
+    own = (cy >= 0) & (cy < ky) & (cx >= 0) & (cx < kx)
+    disc[rows[own], cy[own], cx[own]] = True
     disc &= inside
-    pixels = flat[disc]
-    unit = np.nonzero(disc)[0] % n  # C order, matching flat[disc]
-    # Rows are in draw order, so the highest unit index at a pixel is the one on top.
-    top = np.full(int(size[-1, 2] + size[-1, 0] * size[-1, 1]), -1, dtype=np.int64)
-    np.maximum.at(top, pixels, unit)
-    n_screen = int(np.count_nonzero(disc[:n]))
+    row_of = np.nonzero(disc)[0]  # C order, matching flat[disc]
     # Area coverage, approximated as 1 well inside the edge and fading over one pixel.
-    cover = np.clip(radius[:n] + 0.5 - np.sqrt(d2[:n]), 0.0, 1.0)
-    cover[:, half, half] = np.maximum(cover[:, half, half], 1.0 / DENSITY_AA_PER_UNIT)
-    keep = inside[:n] & (cover > 0)
+    s = screen_rows
+    cover = np.clip(radius[:s] + 0.5 - np.sqrt(d2[:s]), 0.0, 1.0)
+    own_s = own[:s]
+    centre_cover = cover[rows[:s][own_s], cy[:s][own_s], cx[:s][own_s]]
+    cover[rows[:s][own_s], cy[:s][own_s], cx[:s][own_s]] = np.maximum(
+        centre_cover, 1.0 / DENSITY_AA_PER_UNIT)
+    keep = inside[:s] & (cover > 0)
     aa_weights = np.rint(cover[keep] * DENSITY_AA_PER_UNIT).astype(np.int32)
-    return pixels, top[pixels], n_screen, flat[:n][keep], aa_weights
+    return flat[disc], row_of, flat[:s][keep], aa_weights
 
 
 def _sample(vis: np.ndarray, cell_index: np.ndarray) -> np.ndarray:

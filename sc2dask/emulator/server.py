@@ -28,6 +28,14 @@ from .session import Session
 log = logging.getLogger("sc2dask.emulator")
 
 API_PATH = "/sc2api"
+# The largest request accepted: create_game carries the map file (a mini-game's is under
+# 1 MB, a ladder map's tens of MB); beyond it a client could make us allocate anything.
+MAX_MESSAGE_BYTES = 64 * 2**20
+# A connected client that sends nothing for this long is dropped, so that one silent
+# client cannot hold the game for ever; $SC2DASK_EMULATOR_IDLE_TIMEOUT (seconds, 0:
+# never) changes it. The real game has no such limit, so it is long.
+IDLE_TIMEOUT_ENV = "SC2DASK_EMULATOR_IDLE_TIMEOUT"
+DEFAULT_IDLE_TIMEOUT = 3600.0
 
 
 def parse_flags(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
@@ -58,15 +66,17 @@ class GameServer:
     """
 
     def __init__(self, host: str, port: int, on_quit: Callable[[], None],
-                 make_session: Callable[[], Session] = Session):
+                 make_session: Callable[[], Session] = Session,
+                 idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT):
         self._on_quit = on_quit
         self._make_session = make_session
+        self._idle_timeout = idle_timeout or None  # 0: never
         self._quitting = False
         self._server = serve(
             self._play, host, port,
             process_request=self._check_request,
             compression=None,    # pysc2's client never negotiates permessage-deflate.
-            max_size=None,       # create_game carries the map; observations the layers.
+            max_size=MAX_MESSAGE_BYTES,  # requests only; observations go out unlimited.
             ping_interval=None,  # The game sends no keepalive pings, and a slow agent
                                  # would otherwise be dropped for not answering them.
             close_timeout=0.5,  # Bounds how long a silent client delays exit.
@@ -99,7 +109,15 @@ class GameServer:
         try:
             while not session.quit_requested:
                 # pysc2 sends TEXT frames that are not UTF-8: never decode them.
-                reply = session.handle(connection.recv(decode=False))
+                try:
+                    request = connection.recv(timeout=self._idle_timeout, decode=False)
+                except TimeoutError:
+                    log.warning("Dropped the client at %s:%s: no request for %g s (%s).",
+                                *connection.remote_address[:2], self._idle_timeout,
+                                IDLE_TIMEOUT_ENV)
+                    connection.close()
+                    break
+                reply = session.handle(request)
                 if session.quit_requested:
                     # pysc2 closes the socket right after `quit` without reading the
                     # reply, so the send below may fail: stop first.
@@ -130,7 +148,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     with wake_up, wake_up_writer:
         try:
             server = GameServer(args.listen, args.port,
-                                on_quit=lambda: wake_up_writer.send(b"q"))
+                                on_quit=lambda: wake_up_writer.send(b"q"),
+                                idle_timeout=_idle_timeout())
+        except ValueError as err:
+            log.error("%s", err)
+            return 2
         except OSError as err:
             log.error("Cannot listen on %s:%s: %s", args.listen, args.port, err)
             return 1
@@ -160,6 +182,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         server.shutdown()
         accept.join()
     return 0
+
+
+def _idle_timeout() -> float:
+    text = os.environ.get(IDLE_TIMEOUT_ENV, "")
+    if not text:
+        return DEFAULT_IDLE_TIMEOUT
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:
+        raise ValueError(f"{IDLE_TIMEOUT_ENV}={text!r} must be a number of seconds >= 0 "
+                         f"(0: never drop an idle client).")
+    return seconds
 
 
 def _wake_when_orphaned(parent: int, wake_up_writer: socket.socket, every: float = 1.0) -> None:
