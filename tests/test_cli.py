@@ -19,6 +19,7 @@ from waiting import wait_until
 pytestmark = pytest.mark.usefixtures("sc2path")
 SC2DASK = str(Path(sys.executable).with_name("sc2dask"))
 TINY = ["--action-set", "move", "--screen", "16", "--minimap", "16"]
+RANDOM = "pysc2_evolved.agents.random_agent.RandomAgent"
 
 
 def _env(tmp_path, **extra):
@@ -99,12 +100,52 @@ def test_ctrl_c_or_sigterm_finishes_the_update_checkpoints_and_exits_0(tmp_path,
     (["train", "--map", "NoSuchMap", "--max-steps", "10"], {}, "Unknown map 'NoSuchMap'"),
     (["evaluate", "--agent", "no.such.Agent", "--episodes", "1"], {}, "Cannot load agent"),
     (["evaluate", "--checkpoint", "/nonexistent", "--episodes", "1"], {}, "No checkpoint in"),
+    (["train", "--scheduler", "http://x", "--max-steps", "10"], {},
+     "'http://x' is not a Dask scheduler address"),
+    (["train", "--scheduler", "localhost", "--max-steps", "10"], {}, "'localhost' has no port"),
+    (["evaluate", "--agent", "os.path.join", "--episodes", "1"], {},
+     "'os.path.join' is not a pysc2 agent class"),
+    (["evaluate", "--agent", f"{RANDOM}:oops", "--episodes", "1"], {},
+     "cannot be made with the argument 'oops'"),
+    (["train", "--rollout-steps", "0"], {}, "sc2dask.train.rollout-steps must be >= 1"),
+    (["train", "--max-staleness", "-1"], {}, "sc2dask.train.max-staleness must be >= 0"),
+    (["train", "--call-timeout", "0"], {}, "sc2dask.train.call-timeout must be > 0"),
+    (["train", "--max-steps", "10", "--checkpoint-dir", "/proc/sc2dask-run"], {},
+     "Cannot write checkpoints to '/proc/sc2dask-run'"),
+    (["train", "--envs", "1", "--max-steps", "10", *TINY], {"TF_NUM_INTRAOP_THREADS": "abc"},
+     "TF_NUM_INTRAOP_THREADS='abc' on this worker is not a whole number"),
+    (["emulator", "serve", "--port", "70000"], {}, "70000 is not a port"),
+    (["emulator", "install", "/proc/sc2dask-emulator"], {}, "Cannot install the emulator in"),
+    (["train", "--tls-cert", "cert.pem"], {}, "--tls-ca-file and --tls-key missing"),
 ])
 def test_bad_input_is_one_clear_line_and_exit_2(tmp_path, args, extra, message):
-    done = _run(args, tmp_path, timeout=120, **extra)
+    done = _run(args, tmp_path, timeout=180, **extra)
     assert done.returncode == 2, done.stderr[-3000:]
-    assert message in done.stderr and done.stderr.startswith("error: ")
+    assert message in done.stderr, done.stderr[-3000:]
+    assert done.stderr.startswith(("error: ", "usage: "))  # ours, or argparse's
     assert "Traceback" not in done.stderr + done.stdout
+
+
+def test_resuming_from_a_corrupt_checkpoint_is_exit_2_before_any_cluster(tmp_path):
+    run = tmp_path / "run"
+    (run / "ckpt-00000001").mkdir(parents=True)
+    (run / "ckpt-00000001" / "state.json").write_text("{}")
+    (run / "ckpt-00000001" / "weights.npz").write_bytes(b"not a zip")
+    (run / "LATEST").write_text("ckpt-00000001")
+    done = _run(["train", "--checkpoint-dir", str(run), "--resume", *TINY], tmp_path,
+                timeout=120)
+    assert done.returncode == 2 and "incomplete or corrupt" in done.stderr, done.stderr[-2000:]
+    assert "Dask dashboard" not in done.stdout  # refused before a cluster started
+
+
+def test_a_second_run_on_the_same_checkpoint_folder_is_refused(tmp_path):
+    from sc2dask.training import checkpoint
+    with checkpoint.run_lock(tmp_path / "run"):  # as a run in another process holds it
+        done = _run(["train", "--checkpoint-dir", str(tmp_path / "run"), *TINY], tmp_path,
+                    timeout=120)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert f"Another run is writing checkpoints to '{tmp_path / 'run'}' (process " \
+           f"{os.getpid()}@" in done.stderr
 
 
 def test_a_setting_checked_once_the_cluster_is_up_is_also_exit_2(tmp_path):
@@ -141,3 +182,37 @@ def test_a_game_that_never_starts_ends_the_command_with_a_clear_error(tmp_path):
     assert done.returncode == 2, done.stdout + done.stderr[-3000:]
     assert "failed 5 times in a row" in done.stderr and "SC2PATH=" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_client_killed_mid_run_resumes_from_its_last_checkpoint(tmp_path):
+    """The fault no handler can catch: SIGKILL of `sc2dask train` (and, with it, its local
+    cluster). `--resume` carries on from the checkpoint, losing only the updates after it."""
+    checkpoints = tmp_path / "run"
+    args = [SC2DASK, "train", "--envs", "2", "--max-steps", "1000000", "--checkpoint-dir",
+            str(checkpoints), "--checkpoint-every", "2", "--json", *TINY]
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=_env(tmp_path), start_new_session=True)
+    try:
+        wait_until(lambda: _checkpointed(checkpoints) >= 4 or process.poll() is not None,
+                   timeout=240, what="a few checkpoints")
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+    saved = _checkpointed(checkpoints)
+    assert saved >= 4
+    resumed = _run(["train", "--envs", "2", "--max-steps", str(16 * saved + 320),
+                    "--checkpoint-dir", str(checkpoints), "--resume", "--json", *TINY],
+                   tmp_path, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    summary = json.loads(resumed.stdout.strip().splitlines()[-1])
+    assert summary["updates"] > saved  # counted on from the checkpoint, not from 0
+    assert _checkpointed(checkpoints) == summary["updates"]  # and checkpointed at the end
+
+
+def _checkpointed(folder: Path) -> int:
+    """Updates in the checkpoint LATEST names (0 before the first)."""
+    try:
+        name = (folder / "LATEST").read_text().strip()
+        return json.loads((folder / name / "state.json").read_text())["updates"]
+    except (OSError, ValueError):
+        return 0

@@ -15,6 +15,8 @@ import pytest
 from distributed import Client
 from waiting import wait_until
 
+from sc2dask.training.cluster import tls_security
+
 BIN = Path(sys.executable).parent
 TINY_AGENT = {"DASK_SC2DASK__AGENT__SCREEN": "16", "DASK_SC2DASK__AGENT__MINIMAP": "16",
               "DASK_SC2DASK__AGENT__ACTION_SET": "move"}
@@ -114,7 +116,7 @@ def test_a_worker_without_a_usable_game_is_named_with_the_fix(processes, tmp_pat
         (worker,) = client.scheduler_info(n_workers=-1)["workers"]
         event = wait_until(lambda: client.get_events("sc2dask-worker"), 60, "the worker's event")[0][1]
     assert event["worker"] == worker and not event["ok"] and str(empty) in event["error"]
-    assert "cannot start StarCraft II" in processes.log("worker")
+    assert "cannot host envs (it cannot start StarCraft II)" in processes.log("worker")
 
     train = subprocess.run(
         [str(BIN / "sc2dask"), "train", "--map", "MoveToBeacon", "--envs", "1", "--max-steps",
@@ -146,14 +148,18 @@ def test_train_over_tls_with_dasks_own_flags(processes, tmp_path, tls_files):
                     "127.0.0.1:0", "--scheduler-file", str(info), *tls_files)
     address = wait_until(lambda: _read_json(info), 60, "the scheduler file")["address"]
     assert address.startswith("tls://127.0.0.1:")
-    processes.start("worker", *worker_command(address), *tls_files,
-                    env={"SC2DASK_EMULATOR_DIR": str(tmp_path / "emulator"), "SC2PATH": None})
+    for i in range(2):
+        processes.start(f"worker{i}", *worker_command(address), *tls_files,
+                        env={"SC2DASK_EMULATOR_DIR": str(tmp_path / "emulator"), "SC2PATH": None})
+    security = tls_security(*tls_files[1::2])
+    with Client(address, timeout=30, security=security) as client:
+        client.wait_for_workers(2, timeout=120)
     train = subprocess.run(
-        [str(BIN / "sc2dask"), "train", "--map", "MoveToBeacon", "--envs", "1", "--max-steps",
-         "32", "--scheduler", address, "--json", *tls_files], capture_output=True, text=True,
+        [str(BIN / "sc2dask"), "train", "--map", "MoveToBeacon", "--envs", "2", "--max-steps",
+         "64", "--scheduler", address, "--json", *tls_files], capture_output=True, text=True,
         timeout=300, env={**os.environ, **TINY_AGENT})
     assert train.returncode == 0, train.stderr[-3000:]
-    assert json.loads(train.stdout.strip().splitlines()[-1])["agent_steps"] >= 32
+    assert json.loads(train.stdout.strip().splitlines()[-1])["agent_steps"] >= 64
 
     untold = subprocess.run(
         [str(BIN / "sc2dask"), "train", "--max-steps", "32", "--scheduler", address],

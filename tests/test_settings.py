@@ -93,7 +93,7 @@ def test_a_map_has_its_own_defaults_under_any_setting_a_user_gives(clean_config)
     assert beacon.values.action_set == "move"
     assert beacon.origins["action_set"] == "default for MoveToBeacon (sc2dask.maps)"
     assert beacon.origins["screen"] == settings.DEFAULT_ORIGIN
-    other = settings.load(settings.AgentSettings, map_name="CollectMineralShards")
+    other = settings.load(settings.AgentSettings, map_name="DefeatRoaches")
     assert other.values.action_set == "minigames"
     assert settings.load(settings.AgentSettings).values.action_set == "minigames"
     flag = settings.load(settings.AgentSettings, {"action_set": "all"}, "command line",
@@ -205,3 +205,11 @@ def test_feature_layers_are_lists_from_yaml_flags_and_the_environment(clean_conf
                          "flag").values.minimap_layers == ("camera", "selected")
     with pytest.raises(ConfigError, match="screen-layers must be a list of names.*7"):
         settings.load(settings.AgentSettings, {"screen_layers": 7})
+
+
+def test_bad_values_from_python_are_named_errors_before_any_cluster():
+    import sc2dask
+    with pytest.raises(ConfigError, match="sc2dask.evaluate.episodes must be >= 1, not 0"):
+        sc2dask.evaluate("pysc2_evolved.agents.random_agent.RandomAgent", episodes=0)
+    with pytest.raises(ConfigError, match="sc2dask.train.envs must be >= 1, not -1"):
+        sc2dask.train(envs=-1)

@@ -245,7 +245,12 @@ def use_config_file(args: argparse.Namespace) -> None:
 
 def install_emulator(args: argparse.Namespace) -> int:
     from ..game import install_emulator as install
-    path = install(args.directory)
+    try:
+        path = install(args.directory)
+    except OSError as exc:  # an unwritable folder, or a real game's binary in the way
+        raise ConfigError(f"Cannot install the emulator in {args.directory or 'the default folder'}"
+                          f": {exc.strerror or exc}. Give a writable folder that holds no "
+                          f"StarCraft II install.") from None
     print(path)
     print(f"export SC2PATH={shlex.quote(str(path))}")
     return 0
@@ -282,6 +287,17 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a port: give 0 to 65535 (0: any "
+                                         f"free port)")
     return value
 
 
@@ -351,7 +367,7 @@ def parser() -> argparse.ArgumentParser:
     serve = emulator_commands.add_parser(
         "serve", help="run one emulated game at ws://LISTEN:PORT/sc2api until it quits")
     serve.add_argument("--listen", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=5000)
+    serve.add_argument("--port", type=_port, default=5000)
     serve.set_defaults(run=serve_emulator)
 
     play = commands.add_parser(

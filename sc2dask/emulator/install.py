@@ -3,6 +3,10 @@
 pysc2's Linux run config only needs ``$SC2PATH/Versions/Base*/SC2_x64`` (an executable it
 launches with the game's flags) and ``$SC2PATH/Maps/<map path>``. Pointing ``SC2PATH`` at
 the directory laid out here makes unmodified pysc2 play against the emulator.
+
+The folder may be shared by several nodes (a home directory on NFS) whose Pythons live in
+different places, so ``SC2_x64`` is the same small script everywhere and runs
+``Launchers/<host>.sh``, which each node writes for its own Python.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import os
 import shlex
 import shutil
 import site
+import socket
 import sys
 import tempfile
 from pathlib import Path
@@ -18,6 +23,7 @@ from pathlib import Path
 from .gamedata import BASE_BUILD
 
 EXECUTABLE = Path("Versions", f"Base{BASE_BUILD:05d}", "SC2_x64")
+LAUNCHERS = Path("Launchers")  # one script per host: Launchers/<hostname>.sh
 MARKER = "# sc2dask emulator launcher"
 # The package root that holds ``sc2dask``; the launcher puts it on PYTHONPATH so the
 # emulator runs from the same source as the process that installed it.
@@ -33,9 +39,15 @@ def install(directory: str | os.PathLike, maps_dir: str | os.PathLike) -> Path:
     what this Python would write.
     """
     root = Path(directory).expanduser().absolute()
-    for sub in ("Replays", "Libs", "Maps", EXECUTABLE.parent):
+    binary = root / EXECUTABLE
+    if binary.exists() and not is_emulator_launcher(binary):
+        raise FileExistsError(f"{binary} is a StarCraft II binary, not the emulator's "
+                              f"launcher; it is left as it is. Install the emulator into "
+                              f"another folder.")
+    for sub in ("Replays", "Libs", "Maps", EXECUTABLE.parent, LAUNCHERS):
         (root / sub).mkdir(parents=True, exist_ok=True)
-    _write_launcher(root / EXECUTABLE)
+    _write_script(root / LAUNCHERS / f"{socket.gethostname()}.sh", _host_launcher_script())
+    _write_script(binary, _launcher_script())
     _link_maps(root / "Maps" / "mini_games",
                Path(maps_dir).expanduser().absolute() / "mini_games")
     return root
@@ -58,10 +70,23 @@ def is_emulator_launcher(path: str | os.PathLike) -> bool:
 
 
 def _launcher_script() -> str:
-    lines = [
+    """``SC2_x64``: the same on every node; it runs this node's launcher."""
+    return "\n".join([
         "#!/bin/sh",
         f"{MARKER}: stands in for the StarCraft II binary (see sc2dask/emulator/install.py).",
-    ]
+        'launcher="$(dirname "$0")/../../Launchers/$(uname -n).sh"',
+        'if [ ! -x "$launcher" ]; then',
+        '  echo "sc2dask emulator: no launcher for host $(uname -n) at $launcher;'
+        ' run \'sc2dask emulator install\' on this host" >&2',
+        "  exit 1",
+        "fi",
+        'exec "$launcher" "$@"',
+    ]) + "\n"
+
+
+def _host_launcher_script() -> str:
+    """``Launchers/<host>.sh``: this node's Python and, for a checkout, its source."""
+    lines = ["#!/bin/sh", f"{MARKER} for host {socket.gethostname()}."]
     if str(_SOURCE_ROOT) not in site.getsitepackages():  # A source checkout.
         lines.append(
             f"export PYTHONPATH={shlex.quote(str(_SOURCE_ROOT))}${{PYTHONPATH:+:$PYTHONPATH}}")
@@ -72,8 +97,7 @@ def _launcher_script() -> str:
     return "\n".join(lines) + "\n"
 
 
-def _write_launcher(path: Path) -> None:
-    script = _launcher_script()
+def _write_script(path: Path, script: str) -> None:
     try:
         if path.read_text() == script and os.access(path, os.X_OK):
             return

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 
 from ..errors import ConfigError
 
@@ -23,11 +24,25 @@ def load_agent_class(path: str):
     """
     path, _, argument = path.partition(":")
     module_name, _, class_name = path.rpartition(".")
+    example = "pysc2_evolved.agents.scripted_agent.MoveToBeacon"
     try:
         agent_class = getattr(importlib.import_module(module_name), class_name)
     except (ImportError, AttributeError, ValueError) as exc:
         raise ConfigError(f"Cannot load agent {path!r} ({exc}); give a dotted path such as "
-                          "pysc2_evolved.agents.scripted_agent.MoveToBeacon") from None
+                          f"{example}") from None
+    missing = [m for m in ("setup", "reset", "step") if not callable(getattr(agent_class, m, None))]
+    if not isinstance(agent_class, type) or missing:
+        raise ConfigError(f"{path!r} is not a pysc2 agent class (it has no "
+                          f"{', '.join(missing) or 'class'}); give a BaseAgent subclass "
+                          f"such as {example}")
+    try:
+        inspect.signature(agent_class).bind(*([argument] if argument else []))
+    except TypeError as exc:
+        raise ConfigError(f"Agent {path!r} cannot be made with "
+                          f"{'the argument ' + repr(argument) if argument else 'no argument'} "
+                          f"({exc}).") from None
+    except ValueError:  # no signature to check (a builtin): let the worker try
+        pass
     return functools.partial(agent_class, argument) if argument else agent_class
 
 

@@ -100,6 +100,7 @@ class TrainingMonitor(SchedulerPlugin):
         self.hosts[host] = {"worker": msg["worker"], "pid": msg["pid"], "time": msg["time"],
                             "received": time.time(), "steps": steps, "steps_per_s": rate,
                             "envs": msg["envs"]}
+        self._forget_stale_hosts()  # here too: with no page open, nothing else reads them
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -110,10 +111,13 @@ class TrainingMonitor(SchedulerPlugin):
 
     def live_hosts(self) -> list[dict]:
         """Hosts heard from within ``HOST_STALE_AFTER`` seconds, by worker address."""
+        self._forget_stale_hosts()
+        return sorted(self.hosts.values(), key=lambda s: s["worker"])
+
+    def _forget_stale_hosts(self) -> None:
         now = time.time()
         for host in [h for h, s in self.hosts.items() if now - s["received"] > HOST_STALE_AFTER]:
             del self.hosts[host]
-        return sorted(self.hosts.values(), key=lambda s: s["worker"])
 
     def instances(self) -> list[dict]:
         """One entry per SC2 (or emulator) instance of the live hosts."""

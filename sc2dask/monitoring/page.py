@@ -18,6 +18,7 @@ points the Prometheus collector at it.
 
 from __future__ import annotations
 
+import html
 import itertools
 import math
 
@@ -117,7 +118,9 @@ def _summary_html(monitor: TrainingMonitor) -> str:
     run, last = monitor.run, monitor.latest
     if run is None or last is None:
         return "<b>No sc2dask training has reported to this scheduler yet.</b>"
-    return (f"<b>{run['map']}</b>, {run['mode']} updates (run {run['id']}): "
+    # Event strings come from any client of the scheduler: text, never markup.
+    map_name, mode, run_id = (html.escape(str(run[k])) for k in ("map", "mode", "id"))
+    return (f"<b>{map_name}</b>, {mode} updates (run {run_id}): "
             f"{last['agent_steps']:,.0f} agent steps, {last['update']:,.0f} updates, "
             f"{last['episodes']:,.0f} episodes, mean score (last 100) "
             f"{_number(last['mean_score_last_100'], '.2f')}, weights v{last['version']:.0f}, "

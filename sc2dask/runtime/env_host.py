@@ -18,6 +18,7 @@ import threading
 import numpy as np
 
 from ..core import NonFiniteGradients
+from ..errors import ConfigError, SC2DaskError
 from ..game import GAME_FAILURES, EnvConfig, game_seed, load_agent_class
 from ..monitoring.telemetry import HostReporter
 from .preload import worker_tf_threads
@@ -25,6 +26,20 @@ from .rollout import play_batch
 from .slot import EnvSlot
 
 log = logging.getLogger(__name__)
+
+
+def _checked_agent(agent_class, agent_path: str):
+    """``agent_class`` that, if it cannot be made on this worker (a checkpoint folder only
+    the client sees, a missing dependency), raises one ConfigError naming the agent."""
+    def make():
+        try:
+            return agent_class()
+        except SC2DaskError:  # says what is wrong already (e.g. CheckpointError)
+            raise
+        except Exception as exc:
+            raise ConfigError(f"The agent {agent_path!r} cannot be made on this worker "
+                              f"({type(exc).__name__}: {exc}).") from None
+    return make
 
 
 class StaleWeights(ValueError):
@@ -58,7 +73,7 @@ class EnvHost:
 
     async def evaluate(self, agent_path: str, episodes: int) -> list[float]:
         """Play ``episodes`` whole episodes with a fresh ``agent_path`` agent per env."""
-        agent_class = load_agent_class(agent_path)
+        agent_class = _checked_agent(load_agent_class(agent_path), agent_path)
         shares = [len(range(i, episodes, self.n_envs)) for i in range(self.n_envs)]
         results = await asyncio.gather(*(
             asyncio.to_thread(self._play_episodes, slot, agent_class, n)

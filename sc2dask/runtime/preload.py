@@ -35,12 +35,17 @@ TF_THREAD_VARIABLES = ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS")
 
 def dask_setup(worker) -> None:
     """Size TF's threads, check the SC2 install, and report both (``dask`` calls this)."""
-    report = {"host": socket.gethostname(), "tf_threads": limit_tf_threads(worker.state.nthreads),
-              **check_game()}
+    try:
+        report = {"host": socket.gethostname(),
+                  "tf_threads": limit_tf_threads(worker.state.nthreads), **check_game()}
+    except ValueError as exc:  # a bad TF_NUM_*_THREADS: the worker runs, but hosts no envs
+        report = {"host": socket.gethostname(), "tf_threads": None, "ok": False,
+                  "problem": "TensorFlow's threads are misconfigured", "error": str(exc)}
     if report["ok"]:
         log.info("sc2dask: %s; TensorFlow threads %d", report["summary"], report["tf_threads"])
     else:
-        log.error("sc2dask: this worker cannot start StarCraft II: %s", report["error"])
+        log.error("sc2dask: this worker cannot host envs (%s): %s",
+                  report.get("problem", "it cannot start StarCraft II"), report["error"])
     worker.startup_information[REPORT_KEY] = lambda _worker: report
     # Events sent before the worker registers are dropped, so send it once registered.
     worker.loop.add_callback(_announce_when_registered, worker, report)
@@ -54,8 +59,22 @@ def limit_tf_threads(threads: int) -> int:
 
 
 def worker_tf_threads() -> int:
-    """TensorFlow threads this process was given (by the preload or the user); 1 if none."""
-    return int(os.environ.get(TF_THREAD_VARIABLES[0], "1"))
+    """TensorFlow threads this process was given (by the preload or the user); 1 if none.
+
+    Raises ValueError naming the variable when one is not a whole number >= 1.
+    """
+    threads = {}
+    for name in TF_THREAD_VARIABLES:
+        text = os.environ.get(name, "1")
+        try:
+            threads[name] = int(text)
+        except ValueError:
+            threads[name] = 0
+        if threads[name] < 1:
+            raise ValueError(f"{name}={text!r} on this worker is not a whole number >= 1; "
+                             f"unset it (the preload then gives TensorFlow the worker's "
+                             f"--nthreads) or set a thread count, and restart the worker.")
+    return threads[TF_THREAD_VARIABLES[0]]
 
 
 def check_game() -> dict:

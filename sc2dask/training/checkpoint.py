@@ -10,9 +10,12 @@ half-written (``.tmp-*``) is cleared by the next save.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import fcntl
 import json
 import os
+import socket
 import shutil
 import tempfile
 import time
@@ -24,6 +27,37 @@ from ..errors import CheckpointError
 
 LATEST = "LATEST"
 KEEP = 3  # older checkpoints beyond these are deleted
+
+
+LOCK = ".lock"
+
+
+@contextlib.contextmanager
+def run_lock(directory):
+    """Hold ``directory`` for one run: it must be writable, and no other run may write to
+    it meanwhile (two runs pruning each other's checkpoints would lose both). The lock is
+    an ``flock`` on ``.lock``, so it goes with the process, however that ends."""
+    directory = Path(directory)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        handle = open(directory / LOCK, "a+")
+    except OSError as exc:
+        raise CheckpointError(f"Cannot write checkpoints to {str(directory)!r} "
+                              f"({exc.strerror or exc}); give a writable --checkpoint-dir.") from None
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            raise CheckpointError(
+                f"Another run is writing checkpoints to {str(directory)!r} (process "
+                f"{handle.read().strip() or '?'}); give this run its own --checkpoint-dir, "
+                f"or stop the other one first.") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}@{socket.gethostname()}\n")
+        handle.flush()
+        yield directory
 
 
 def save(directory, update: int, weights, optimizer_state, state: dict) -> Path:

@@ -71,12 +71,36 @@ def tls_security(ca_file: str, cert: str, key: str):
                     tls_worker_cert=cert, tls_worker_key=key)
 
 
+def check_address(address: str) -> None:
+    """SchedulerUnreachableError, with an example, unless ``address`` is a scheduler
+    address dask can dial: a known protocol (tcp:// when none) and, for tcp and tls, a
+    host and a port."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.comm.registry import backends
+    example = "tcp://HOST:8786 (tls://HOST:8786 with TLS)"
+    protocol, location = parse_address(address, strict=False)
+    if protocol not in backends:
+        raise SchedulerUnreachableError(
+            f"{address!r} is not a Dask scheduler address: dask speaks "
+            f"{', '.join(sorted(backends))}, not {protocol!r}; give {example}.")
+    if protocol in ("tcp", "tls"):
+        try:
+            _, port = parse_host_port(location)
+        except ValueError:
+            port = None
+        if not port:
+            raise SchedulerUnreachableError(
+                f"{address!r} has no port; give {example} (`dask scheduler` prints its "
+                f"address when it starts).")
+
+
 def connect(address: str, timeout: float = 10.0, security=None):
     """A ``Client`` for the scheduler at ``address``, or an error saying how to get one.
 
     ``security`` None: dask's config decides (``distributed.comm.tls`` keys).
     """
     from distributed import Client
+    check_address(address)
     try:
         return Client(address, timeout=timeout, direct_to_workers=True, security=security)
     except TypeError as exc:  # distributed's way of saying a tls:// address needs TLS files
@@ -120,9 +144,9 @@ def check_workers(client) -> None:
     broken = {addr: info[REPORT_KEY] for addr, info in workers.items()
               if not info.get(REPORT_KEY, {"ok": True})["ok"]}
     if broken:
-        raise GameNotFoundError("StarCraft II cannot start on " + "; ".join(
-            f"worker {addr} (host {report['host']}): {report['error']}"
-            for addr, report in sorted(broken.items())))
+        raise GameNotFoundError("; ".join(
+            f"{report.get('problem', 'StarCraft II cannot start')} on worker {addr} (host "
+            f"{report['host']}): {report['error']}" for addr, report in sorted(broken.items())))
 
 
 @contextlib.contextmanager

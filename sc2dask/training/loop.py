@@ -10,6 +10,7 @@ get it at once, so fast hosts do more. Weights travel only when a host lacks the
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import dataclasses
 import difflib
 import logging
@@ -98,7 +99,16 @@ def train(client=None, scheduler: str | None = None, resume: bool = False,
     if resume and not opts.checkpoint_dir:
         raise ConfigError("resume needs checkpoint_dir (the folder train wrote)")
     check_map(opts.map)
-    return Training(_Run(opts, agent, client, scheduler, resume, on_update))
+    held = contextlib.ExitStack()  # the checkpoint folder, until the run ends
+    if opts.checkpoint_dir:
+        held.enter_context(checkpoint.run_lock(opts.checkpoint_dir))
+        if resume:
+            try:
+                checkpoint.load(opts.checkpoint_dir)  # a missing or corrupt one fails here
+            except BaseException:
+                held.close()
+                raise
+    return Training(_Run(opts, agent, client, scheduler, resume, on_update, held))
 
 
 def _split_overrides(overrides: dict, agent_overrides: dict) -> dict:
@@ -138,8 +148,9 @@ class _Run:
     """The state of one training run; ``loop`` runs it in the ``Training`` thread."""
 
     def __init__(self, opts: TrainSettings, agent: AgentSettings, client, scheduler, resume,
-                 on_update):
+                 on_update, held: contextlib.ExitStack | None = None):
         from ..agents.a2c import A2CConfig
+        self._held = held or contextlib.ExitStack()  # released when the run ends
         self.settings, self.agent_settings, self.on_update = opts, agent, on_update
         self.agent_config = A2CConfig.from_settings(agent, seed=opts.seed)
         self.env_config = EnvConfig(opts.map, screen=agent.screen, minimap=agent.minimap,
@@ -168,6 +179,8 @@ class _Run:
         except BaseException as exc:  # surfaced by Training.wait()
             self.error = exc
             log.exception("training failed")
+        finally:
+            self._held.close()
 
     def _train(self) -> None:
         opts = self.settings
