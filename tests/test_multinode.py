@@ -197,3 +197,16 @@ def test_an_emulator_folder_that_cannot_be_written_is_reported_with_the_fix(tmp_
     assert not report["ok"]
     assert "cannot lay out the sc2dask emulator" in report["error"]
     assert "SC2DASK_EMULATOR_DIR" in report["error"]
+
+
+def test_a_local_cluster_with_a_throwaway_certificate_trains_over_tls(sc2path):
+    """local_cluster(security=True): distributed's Security.temporary() for every process."""
+    import sc2dask
+    from sc2dask.training.cluster import local_cluster
+    with local_cluster(n_workers=1, sc2_per_worker=1, security=True) as cluster, \
+            Client(cluster, security=cluster.security, direct_to_workers=True) as client:
+        assert cluster.scheduler_address.startswith("tls://127.0.0.1:")
+        assert all(w.startswith("tls://") for w in client.scheduler_info()["workers"])
+        summary = sc2dask.train(client=client, envs=1, max_steps=32, action_set="move",
+                                screen=16, minimap=16).wait(timeout=300)
+    assert summary["agent_steps"] >= 32

@@ -79,6 +79,7 @@ class EnvSlot:
         self._timestep = None
         score = play_episode(self.ensure(), agent)
         self.episodes += 1
+        self.failures_in_a_row = 0
         return score
 
     def crashed(self, exc: BaseException) -> None:

@@ -12,7 +12,8 @@ import os
 
 import psutil
 
-from ..errors import GameNotFoundError, NoCapacityError, SchedulerUnreachableError
+from ..errors import (ConfigError, GameNotFoundError, NoCapacityError,
+                      SchedulerUnreachableError)
 
 SC2_RESOURCE = "SC2"
 DASHBOARD_PRELOAD = "sc2dask.dashboard"  # the training page and sc2dask_ metrics
@@ -34,8 +35,11 @@ def local_cluster(n_workers: int | None = None, sc2_per_worker: int | None = Non
 
     Its scheduler serves the training page and its workers run the ``sc2dask.worker``
     preload, as a command-line cluster started by the README's guide does. Everything
-    listens on loopback only (dask's default ":0" dashboard would take every interface);
-    with ``security`` (``tls_security``) the cluster's connections are TLS.
+    listens on loopback only (dask's default ":0" dashboard would take every interface).
+    With ``security`` the cluster's connections are TLS: a ``distributed.Security`` (e.g.
+    from ``tls_security``), or True for a throwaway certificate (``Security.temporary()``,
+    which needs the ``cryptography`` package: ``pip install sc2dask[tls]``); a client
+    then needs ``Client(cluster, security=cluster.security)``.
     """
     from distributed import LocalCluster
     n_workers = n_workers or min(os.cpu_count() or 1, 4)
@@ -43,6 +47,8 @@ def local_cluster(n_workers: int | None = None, sc2_per_worker: int | None = Non
     kwargs.setdefault("threads_per_worker", 1)
     kwargs.setdefault("host", "127.0.0.1")
     kwargs.setdefault("dashboard_address", "127.0.0.1:0")
+    if security is True:
+        security = _temporary_security()
     if security is not None:
         kwargs.update(security=security, protocol="tls://")
     kwargs["scheduler_kwargs"] = _with_dashboard_preload(kwargs.get("scheduler_kwargs"))
@@ -59,6 +65,15 @@ def _with_dashboard_preload(scheduler_kwargs: dict | None) -> dict:
         preload.append(DASHBOARD_PRELOAD)
     scheduler_kwargs["preload"] = preload
     return scheduler_kwargs
+
+
+def _temporary_security():
+    from distributed import Security
+    try:
+        return Security.temporary()
+    except ImportError:
+        raise ConfigError("A throwaway TLS certificate (security=True) needs the cryptography "
+                          "package: pip install 'sc2dask[tls]' (or cryptography).") from None
 
 
 def tls_security(ca_file: str, cert: str, key: str):

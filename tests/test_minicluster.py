@@ -1,0 +1,91 @@
+"""The miniature cluster (tools/minicluster.py): namespaced nodes with shaped links and CPU
+quotas, training through them, and a teardown that survives SIGTERM and SIGKILL."""
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+from distributed import Client
+
+from waiting import wait_until
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+import minicluster  # noqa: E402
+from minicluster import MiniCluster, node_name  # noqa: E402
+
+pytestmark = pytest.mark.skipif(minicluster.unavailable_reason() is not None,
+                                reason=minicluster.unavailable_reason() or "")
+TINY = dict(action_set="move", screen=16, minimap=16)
+
+
+def _leftovers() -> list[str]:
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    return ([line for line in listed.splitlines() if line.startswith(minicluster.PREFIX)]
+            + [line for line in links.splitlines() if f"{minicluster.PREFIX}-" in line]
+            + [str(p) for p in minicluster.CGROUP_CPU.glob(f"{minicluster.PREFIX}-*")])
+
+
+def test_training_runs_on_namespaced_nodes_whose_games_share_the_nodes_cpu_quota(sc2path):
+    import sc2dask
+    with MiniCluster(nodes=2, cpu=0.5, rate="100mbit", sc2=1,
+                     env={"SC2PATH": str(sc2path)}) as cluster, \
+            Client(cluster.scheduler_address, timeout=30, direct_to_workers=True) as client:
+        client.wait_for_workers(2, timeout=120)
+        hosts = {w.split("//")[1].split(":")[0] for w in client.scheduler_info()["workers"]}
+        assert hosts == {minicluster.node_ip(0), minicluster.node_ip(1)}
+        quota = (minicluster.CGROUP_CPU / node_name(0) / "cpu.cfs_quota_us").read_text()
+        assert int(quota) == 50_000  # 0.5 of a 100 ms period
+        shaped = subprocess.run(["tc", "qdisc", "show", "dev", f"{minicluster.PREFIX}-v0"],
+                                capture_output=True, text=True).stdout
+        assert "100Mbit" in shaped, shaped
+        run = sc2dask.train(client=client, envs=2, max_steps=100_000, agent_overrides=TINY)
+        try:
+            wait_until(lambda: run.progress.agent_steps > 0, 300, "the first rollout")
+            for i in range(2):  # the node's games run inside its cgroup, under its quota
+                games = [p for p in map(_process, cluster.cgroup_pids(i))
+                         if p and "sc2dask.emulator" in " ".join(_cmdline(p))]
+                assert games, f"no game in node {i}'s cgroup"
+        finally:
+            run.stop()
+            summary = run.wait(timeout=300)
+        assert summary["agent_steps"] > 0 and summary["restarts"] == 0
+    assert _leftovers() == []
+
+
+def test_sigterm_tears_everything_down_and_a_run_after_a_killed_one_starts(tmp_path):
+    tool = [sys.executable, str(Path(minicluster.__file__)), "--nodes", "1", "--hold", "600"]
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        process = subprocess.Popen(tool, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True, start_new_session=True)
+        assert process.stdout.readline().startswith("scheduler: tcp://10.213.0.1:")
+        os.kill(process.pid, signum)
+        process.wait(timeout=60)
+        if signum == signal.SIGTERM:
+            assert _leftovers() == [], process.stderr.read()
+        else:  # nothing could clean up: the next run must
+            assert _leftovers()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+    with MiniCluster(nodes=1, cpu=0.3) as cluster:
+        assert cluster.scheduler_address.startswith("tcp://10.213.0.1:")
+    assert _leftovers() == []
+
+
+def _process(pid):
+    try:
+        return psutil.Process(pid)
+    except psutil.Error:
+        return None
+
+
+def _cmdline(process):
+    try:
+        return process.cmdline()
+    except psutil.Error:
+        return []
