@@ -42,6 +42,7 @@ MAP_DEFAULTS = "maps"  # sc2dask.maps.<map>.<section>.<key>: one map's defaults
 
 Mode = Literal["central", "sync", "async"]
 Precision = Literal["float32", "mixed_float16", "mixed_bfloat16"]
+Compression = Literal["none", "fp16", "int8", "topk"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,10 +100,18 @@ class TrainSettings:
                       "per update; async: hosts do, applied as they arrive")
     rollout_steps: int = Rule("steps each env plays per rollout", minimum=1)
     step_mul: int = Rule("game loops per agent step", minimum=1)
+    env_groups: int = Rule("a host's envs split into this many groups that take turns: one "
+                           "group's forward pass while the others' games step (2: double "
+                           "buffering)", minimum=1)
     overlap: bool = Rule("central: a host plays its next rollout while the client learns "
                          "from its last (on weights one update older)")
     sync_gradients: int | None = Rule("sync: gradients averaged per update (at most the "
                                       "number of env hosts); unset: one per host", minimum=1)
+    compression: Compression = Rule("sync and async: how hosts send gradients (fp16, int8: "
+                                    "2x, 4x fewer bytes; topk: the topk-fraction largest, "
+                                    "with error feedback)")
+    topk_fraction: float = Rule("topk: the fraction of gradient entries a host sends",
+                                above=0, maximum=1)
     max_staleness: int = Rule("async, and sync stragglers: drop gradients more than this "
                               "many versions old",
                               minimum=0)

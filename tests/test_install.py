@@ -1,6 +1,7 @@
 """The emulator install pysc2 launches, how sc2dask picks real vs emulated game, and the CLI on top."""
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sc2dask import cli
-from sc2dask.emulator.install import EXECUTABLE, MARKER, is_emulator_install
+from sc2dask.emulator.install import EXECUTABLE, LAUNCHERS, MARKER, is_emulator_install
 from sc2dask.errors import GameNotFoundError, UnknownMapError
 from sc2dask.game import find_game, install_emulator, make_env
 from sc2dask.game.pysc2lib import MAPS_DIR, actions, maps, run_configs
@@ -48,20 +49,45 @@ def test_layout_passes_pysc2s_own_run_config(env, tmp_path):
     assert Path(run_config.replay_dir).is_dir() and (root / "Libs").is_dir()
 
 
-def test_launcher_execs_this_python_with_the_emulator(tmp_path):
-    launcher = install_emulator(tmp_path) / EXECUTABLE
+def test_launcher_execs_this_hosts_python_with_the_emulator(tmp_path):
+    root = install_emulator(tmp_path)
+    launcher = root / EXECUTABLE
     script = launcher.read_text()
     assert script.startswith("#!/bin/sh\n") and MARKER in script
+    assert sys.executable not in script  # the same on every node of a shared folder
+    mine = (root / LAUNCHERS / f"{socket.gethostname()}.sh").read_text()
     assert (f'exec {sys.executable} -m sc2dask.emulator -quiet -exitWithParent "$PPID" "$@"'
-            in script)
+            in mine)
     help_text = subprocess.run([str(launcher), "-h"], capture_output=True, text=True,
                                timeout=60, check=True).stdout
     assert "-listen" in help_text and "-port" in help_text
 
 
+def test_a_folder_shared_by_nodes_keeps_each_hosts_launcher(tmp_path):
+    root = install_emulator(tmp_path)
+    other = root / LAUNCHERS / "node-with-another-python.sh"
+    other.write_text("#!/bin/sh\nexec /elsewhere/python -m sc2dask.emulator \"$@\"\n")
+    install_emulator(tmp_path)
+    assert "/elsewhere/python" in other.read_text()  # another node's is left alone
+    (root / LAUNCHERS / f"{socket.gethostname()}.sh").unlink()
+    done = subprocess.run([str(root / EXECUTABLE), "-h"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 1 and "no launcher for host" in done.stderr
+    assert "sc2dask emulator install" in done.stderr
+
+
+def test_install_refuses_to_overwrite_a_real_game_binary(tmp_path):
+    binary = tmp_path / EXECUTABLE
+    binary.parent.mkdir(parents=True)
+    binary.write_bytes(b"\x7fELF" + bytes(1000))  # what a real SC2_x64 starts with
+    with pytest.raises(FileExistsError, match="is a StarCraft II binary"):
+        install_emulator(tmp_path)
+    assert binary.read_bytes().startswith(b"\x7fELF")
+
+
 def test_install_is_idempotent_and_repairs_stale_parts(tmp_path):
     root = install_emulator(tmp_path)
-    launcher, link = root / EXECUTABLE, root / "Maps" / "mini_games"
+    launcher, link = root / LAUNCHERS / f"{socket.gethostname()}.sh", root / "Maps" / "mini_games"
     first = launcher.stat().st_mtime_ns
     assert install_emulator(tmp_path) == root and launcher.stat().st_mtime_ns == first
     launcher.write_text(f'#!/bin/sh\n{MARKER}\nexec /old/venv/bin/python -m sc2dask.emulator "$@"\n')

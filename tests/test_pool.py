@@ -13,7 +13,7 @@ from distributed import Client
 
 from sc2dask.training.cluster import local_cluster
 from sc2dask.game import EnvConfig
-from sc2dask.errors import ConfigError, NoCapacityError, UnknownMapError
+from sc2dask.errors import CheckpointError, ConfigError, NoCapacityError, UnknownMapError
 from sc2dask import evaluate
 from sc2dask.training.pool import EnvPool
 
@@ -95,6 +95,31 @@ def test_a_killed_worker_loses_its_host_which_is_recreated_and_counted(client):
     assert len(scores) == 4 and min(scores) > 10
     assert stats["host_restarts"] == 1
     assert stats["hosts"][0]["pid"] != victim
+
+
+def test_an_error_of_the_work_is_raised_at_once_not_taken_for_a_lost_host(client, tmp_path):
+    """A checkpoint the workers cannot read is an OSError raised by the host's work, with
+    its worker alive: it surfaces as it is, and no host is recreated for it."""
+    with EnvPool(client, SMALL, n_envs=1) as pool:
+        with pytest.raises(CheckpointError, match="No checkpoint in"):
+            pool.evaluate(f"sc2dask.training.checkpoint.CheckpointAgent:{tmp_path}", 1)
+        assert pool.stats()["host_restarts"] == 0
+
+
+def test_a_host_slower_than_call_timeout_is_closed_before_its_replacement(client):
+    """Its games would otherwise play on beside the new host's, beyond the worker's room."""
+    with EnvPool(client, SMALL, n_envs=2, call_timeout=3) as pool:
+        (placement,) = pool.placements
+        pool.evaluate(RANDOM, 2)  # both games started
+        old_host = pool.call(placement, "stats")
+        old_games = {env["sc2_pid"] for env in old_host["envs"]}
+        with pytest.raises(TimeoutError):  # every try times out: the call fails in the end
+            pool.call(placement, "evaluate", SCRIPTED, 400)  # ~100 s of play: past 3 s
+        assert pool.host_restarts >= 1
+        assert all(_gone(pid) for pid in old_games)  # closed, not left running
+        games = [p for p in psutil.Process(old_host["pid"]).children(recursive=True)
+                 if "sc2dask.emulator" in " ".join(p.cmdline())]
+        assert len(games) <= placement.n_envs
 
 
 def test_user_errors_are_clear(client):

@@ -58,7 +58,9 @@ def test_crash_mid_rollout_truncates_and_bootstraps_not_terminates():
             slot.env.close()
 
 
-def test_a_batch_keeps_playing_the_envs_whose_game_did_not_crash():
+@pytest.mark.parametrize("env_groups", [1, 2])
+def test_a_batch_keeps_playing_the_envs_whose_game_did_not_crash(env_groups):
+    """In lockstep, and in two groups taking turns (double buffering): the same steps."""
     config = A2CConfig(action_set="move", screen=16, minimap=16)
     slots = [EnvSlot(EnvConfig(screen=16, minimap=16), seed=s) for s in (5, 6, 7)]
     learner = Learner(config, {k: tuple(v) for k, v in
@@ -66,12 +68,12 @@ def test_a_batch_keeps_playing_the_envs_whose_game_did_not_crash():
     rng = np.random.default_rng(0)
     try:
         with concurrent.futures.ThreadPoolExecutor(3) as threads:
-            first = play_batch(slots, learner.policy, 0, 6, rng, threads)
+            first = play_batch(slots, learner.policy, 0, 6, rng, threads, env_groups)
             assert [len(t) for t in first] == [6, 6, 6] and not any(t.truncated for t in first)
             # The batch continues from where each env was: no reset between rollouts.
             episodes_before = [s.episodes for s in slots]
             slots[1].env = _KillAfter(slots[1], 2)
-            second = play_batch(slots, learner.policy, 1, 6, rng, threads)
+            second = play_batch(slots, learner.policy, 1, 6, rng, threads, env_groups)
         assert second[1].truncated and len(second[1]) == 2 and slots[1].restarts == 1
         for t in (second[0], second[2]):
             assert len(t) == 6 and not t.truncated and t.version == 1

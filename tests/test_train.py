@@ -102,6 +102,20 @@ def _connections(process):
         return []
 
 
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_compressed_gradients_train_and_move_fewer_bytes(client, mode):
+    """Weights still go out whole; the gradients coming back are 66x smaller with topk."""
+    per_update = {}
+    for method in ("none", "topk", "int8"):
+        summary = train(client=client, mode=mode, envs=2, max_steps=256, compression=method,
+                        agent_overrides=TINY).wait(timeout=600)
+        assert summary["agent_steps"] >= 256 and summary["updates"] > 0, method
+        assert summary["rejected_gradients"] == 0, method
+        per_update[method] = summary["bytes_moved"] / summary["updates"]
+    assert per_update["topk"] < 0.6 * per_update["none"], per_update
+    assert per_update["topk"] < per_update["int8"] < per_update["none"], per_update
+
+
 def test_central_mode_reuses_each_batch_for_several_epochs(client):
     """PPO-style reuse: every batch (one host's rollout) makes ``epochs`` optimizer steps."""
     summary = train(client=client, envs=2, max_steps=128, rollout_steps=16,

@@ -198,14 +198,14 @@ def advantage_operator(lengths: Sequence[int], not_done: np.ndarray, gamma_lambd
     n = int(sum(lengths))
     operator = np.zeros((n, n), np.float32)
     start = 0
-    for length in lengths:
-        for t in range(start, start + length):
-            coef = 1.0
-            for k in range(t, start + length):
-                operator[t, k] = coef
-                coef *= gamma_lambda * not_done[k]
-                if coef == 0.0:
-                    break
+    for length in lengths:  # a block per trajectory, each built without a loop over steps
+        decay = gamma_lambda * np.asarray(not_done[start:start + length], np.float64)
+        later = np.arange(length)[None, :] >= np.arange(length)[:, None]
+        # products[t, k] = decay[t] * ... * decay[k] for k >= t
+        products = np.cumprod(np.where(later, decay[None, :], 1.0), axis=1)
+        block = np.ones((length, length))
+        block[:, 1:] = products[:, :-1]  # M[t, k] = decay[t] * ... * decay[k - 1]
+        operator[start:start + length, start:start + length] = np.triu(block)
         start += length
     return operator
 

@@ -32,6 +32,7 @@ def train_agent(args: argparse.Namespace) -> int:
     """Train on a Dask cluster with a progress bar; Ctrl-C stops after a checkpoint."""
     from ..game import check_map
     from ..monitoring.telemetry import training_page_link
+    from ..training import checkpoint
     from ..training.cluster import cluster_client
     from ..training.loop import check_settings, train
     use_config_file(args)
@@ -43,6 +44,8 @@ def train_agent(args: argparse.Namespace) -> int:
     if args.resume and not run_opts.checkpoint_dir:
         raise ConfigError("--resume continues a run from its --checkpoint-dir; give the folder "
                           "the run wrote (or set sc2dask.train.checkpoint-dir).")
+    if args.resume:
+        checkpoint.load(run_opts.checkpoint_dir)  # a missing or corrupt one
     check_map(run_opts.map)  # all of this before a cluster starts
     with Console("train", args.verbose, quiet=args.json) as console, \
             contextlib.ExitStack() as stack:

@@ -17,6 +17,7 @@ import threading
 
 import numpy as np
 
+from ..compression import Compressor
 from ..core import NonFiniteGradients
 from ..errors import ConfigError, SC2DaskError
 from ..game import GAME_FAILURES, EnvConfig, game_seed, load_agent_class
@@ -64,6 +65,7 @@ class EnvHost:
         self._learner = None  # built on first use: TensorFlow is heavy to import
         self._version = -1
         self._learner_lock = threading.Lock()
+        self._compressor = Compressor()
         self._reporter = HostReporter(n_envs)  # per-env stats for the training page
         self._rng = np.random.default_rng([seed, n_envs])  # the policy's action sampling
         self._env_threads = concurrent.futures.ThreadPoolExecutor(
@@ -94,23 +96,33 @@ class EnvHost:
 
     # --- rollouts with the learner's policy ----------------------------------------------
 
-    async def rollout(self, version: int, weights, n_steps: int, agent_config) -> list:
+    async def rollout(self, version: int, weights, n_steps: int, agent_config,
+                      env_groups: int = 1) -> list:
         """n steps of every env with the policy at ``version`` -> Trajectories (None: lost).
 
         ``weights`` may be None when this host already holds ``version``: weights
-        travel only when they changed.
+        travel only when they changed. ``env_groups``: see ``play_batch``.
         """
         # Building the learner starts a game and imports TensorFlow: never on the event loop.
         learner = await asyncio.to_thread(self._ensure_learner, version, weights, agent_config)
         trajectories = await asyncio.to_thread(play_batch, self._slots, learner.policy, version,
-                                               n_steps, self._rng, self._env_threads)
+                                               n_steps, self._rng, self._env_threads,
+                                               env_groups)
         self._reporter.after_rollout(self, trajectories)
         return trajectories
 
-    async def gradients(self, version: int, weights, n_steps: int, agent_config):
-        """A rollout, then the A2C gradients of it computed here: (grads, metrics, scores)."""
-        trajectories = [t for t in await self.rollout(version, weights, n_steps, agent_config)
-                        if t is not None]
+    async def gradients(self, version: int, weights, n_steps: int, agent_config,
+                        env_groups: int = 1, compression: str = "none",
+                        fraction: float = 0.01):
+        """A rollout, then the A2C gradients of it computed here: (grads, metrics, scores).
+
+        The gradients travel packed by ``compression`` (``sc2dask/compression.py``); topk's
+        residual stays here for this host's next gradient.
+        """
+        if (self._compressor.method, self._compressor.fraction) != (compression, fraction):
+            self._compressor = Compressor(compression, fraction)
+        trajectories = [t for t in await self.rollout(version, weights, n_steps, agent_config,
+                                                      env_groups) if t is not None]
         if not trajectories:
             return None, {}, []
         scores = [s for t in trajectories for s in t.episode_scores]
@@ -123,7 +135,7 @@ class EnvHost:
             return None, {"steps": float(sum(len(t) for t in trajectories)),
                           "truncated": truncated, "rejected": 1}, scores
         metrics["truncated"] = truncated
-        return grads, metrics, scores
+        return self._compressor.pack(grads), metrics, scores
 
     def _ensure_learner(self, version, weights, agent_config):
         with self._learner_lock:
@@ -160,7 +172,9 @@ class EnvHost:
         return pid
 
     def close(self) -> None:
+        """Stop every game for good, also under work still in flight (a slow host being
+        replaced): that work ends with SlotClosed rather than starting new games."""
         self._reporter.closed()
         for slot in self._slots:
-            slot.close()
+            slot.retire()
         self._env_threads.shutdown(wait=False)

@@ -52,16 +52,21 @@ class _Record:
 
 def play_batch(slots: Sequence[EnvSlot], policy, version: int, n_steps: int,
                rng: np.random.Generator,
-               threads: concurrent.futures.Executor | None = None) -> list[Trajectory | None]:
+               threads: concurrent.futures.Executor | None = None,
+               env_groups: int = 1) -> list[Trajectory | None]:
     """Up to ``n_steps`` steps of every slot's env, one ``Trajectory`` per slot.
 
     Episodes that end inside are reset in place (``terminal`` marks the step). A game
     that crashes drops out of the rest of the rollout: its trajectory stops at the last
     good state, marked ``truncated``, and its slot restarts the game on the next use;
     the trajectory is None when the crash left no step to learn from.
+
+    With ``env_groups`` > 1 (and ``threads``) the envs are split into that many groups
+    that take turns: while one group's games step, the next group's actions are chosen,
+    so the host computes while it waits (double buffering with 2). Each forward pass is
+    then smaller, so it pays only where a host would otherwise sit idle.
     """
     records = [_Record() for _ in slots]
-    run = threads.map if threads is not None and len(slots) > 1 else map
 
     def observe(i):
         """The observation env i acts on next; a crash takes it out of the rollout."""
@@ -81,20 +86,48 @@ def play_batch(slots: Sequence[EnvSlot], policy, version: int, n_steps: int,
             return None
         return observe(i)
 
-    timesteps = list(run(observe, range(len(slots))))
-    for _ in range(n_steps):
-        live = [i for i, t in enumerate(timesteps) if t is not None]
-        if not live:
-            break
+    def act(live):
+        """One forward pass for the envs ``live``; their calls, recorded."""
         batch = policy.encoder.encode_batch([timesteps[i].observation for i in live])
         heads, behaviour, calls = policy.act(batch, rng)
         for row, i in enumerate(live):
             records[i].encoded.append({k: v[row] for k, v in batch.items()})
             records[i].actions.append({head: int(index[row]) for head, index in heads.items()})
             records[i].log_probs.append(float(behaviour["log_prob"][row]))
-        for i, timestep in zip(live, run(step, live, calls)):
-            timesteps[i] = timestep
+        return calls
+
+    run = threads.map if threads is not None and len(slots) > 1 else map
+    timesteps = list(run(observe, range(len(slots))))
+    groups = [list(range(g, len(slots), env_groups))
+              for g in range(min(env_groups, len(slots)))] if threads is not None else []
+    if len(groups) > 1:
+        _take_turns(groups, n_steps, timesteps, act, step, threads)
+    else:
+        for _ in range(n_steps):
+            live = [i for i, t in enumerate(timesteps) if t is not None]
+            if not live:
+                break
+            calls = act(live)
+            for i, timestep in zip(live, run(step, live, calls)):
+                timesteps[i] = timestep
     for i, timestep in enumerate(timesteps):
         if timestep is not None:
             records[i].encoded.append(policy.encoder.encode(timestep.observation))
     return [record.trajectory(version) for record in records]
+
+
+def _take_turns(groups, n_steps, timesteps, act, step, threads) -> None:
+    """``play_batch`` with groups of envs in turn: group g's next actions are chosen while
+    the other groups' games step (each env's step is one task on ``threads``)."""
+    stepping: dict[int, list] = {}  # group -> [(env, future of its step)]
+    for _ in range(n_steps):
+        for g, members in enumerate(groups):
+            for i, future in stepping.pop(g, []):
+                timesteps[i] = future.result()
+            live = [i for i in members if timesteps[i] is not None]
+            if live:
+                stepping[g] = [(i, threads.submit(step, i, call))
+                               for i, call in zip(live, act(live))]
+    for g in list(stepping):
+        for i, future in stepping.pop(g):
+            timesteps[i] = future.result()

@@ -16,6 +16,10 @@ log = logging.getLogger(__name__)
 MAX_FAILURES_IN_A_ROW = 5
 
 
+class SlotClosed(RuntimeError):
+    """The slot's host was closed (a slow host replaced): its work stops, no game restarts."""
+
+
 @dataclasses.dataclass
 class Step:
     """What one action did: its reward, whether it ended the episode, and the score then."""
@@ -36,11 +40,14 @@ class EnvSlot:
         self.episodes = 0
         self.restarts = 0
         self.failures_in_a_row = 0
+        self.retired = False  # closed for good: no game starts again
         self._timestep = None  # the env's current TimeStep, so rollouts continue across calls
         self._score = 0.0
 
     def ensure(self):
-        """The env, started if it is not running."""
+        """The env, started if it is not running (SlotClosed once retired)."""
+        if self.retired:
+            raise SlotClosed("this env host was closed")
         if self.env is None:
             self.env = self.config.make(seed=self.seed)
             self._timestep = None
@@ -91,6 +98,8 @@ class EnvSlot:
         """
         if isinstance(exc, SC2DaskError):
             raise exc
+        if self.retired:  # the game died because its host was closed
+            raise SlotClosed("this env host was closed") from exc
         self.failures_in_a_row += 1
         if self.failures_in_a_row >= MAX_FAILURES_IN_A_ROW:
             self.close()
@@ -113,6 +122,11 @@ class EnvSlot:
             return self.env._sc2_procs[0].pid  # noqa: SLF001 - pysc2 has no public accessor
         except (AttributeError, IndexError, TypeError):
             return None
+
+    def retire(self) -> None:
+        """Close the game for good: work in flight stops instead of starting a new one."""
+        self.retired = True
+        self.close()
 
     def close(self) -> None:
         if self.env is not None:

@@ -79,6 +79,7 @@ class Training:
                 "rejected_gradients": run.store.rejected if run.store else 0,
                 "dropped_stale_gradients": p.dropped_stale, "truncated": p.truncated,
                 "version": run.store.version if run.store else 0,
+                "bytes_moved": p.bytes_moved,  # weights out, results back, as sent
                 "learner_samples_per_s": round(p.learner_samples_per_s, 1)}
 
 
@@ -215,13 +216,16 @@ class _Run:
         def work(placement, version, weights):
             """(result, version) of the host's work; ``weights`` None: it holds them."""
             args = (self.settings.rollout_steps, self.agent_config)
+            options = {"env_groups": self.settings.env_groups, **rule.work_options}
             if weights is None:
                 try:
-                    return self.pool.call(placement, rule.work, version, None, *args), version
+                    return (self.pool.call(placement, rule.work, version, None, *args, **options),
+                            version)
                 except StaleWeights:  # a host recreated since has none: send them
                     version, weights = self.store.snapshot()
             self.recorder.moved(sum(w.nbytes for w in weights))
-            return self.pool.call(placement, rule.work, version, weights, *args), version
+            return (self.pool.call(placement, rule.work, version, weights, *args, **options),
+                    version)
 
         def give_work(placement):
             version, weights = self.store.snapshot()

@@ -129,15 +129,16 @@ class EnvPool:
                                    f"losing {placement.worker}: {reason!r}")
             time.sleep(0.5)  # a Nanny restarts a killed worker within about a second
 
-    def call(self, placement: Placement, method: str, *args):
-        """``host.method(*args)``, redone on a new host if the old one is lost.
+    def call(self, placement: Placement, method: str, *args, **kwargs):
+        """``host.method(*args, **kwargs)``, redone on a new host if the old one is lost.
 
         A call that loses ``MAX_TRIES`` hosts in a row is not a lost worker but a
         failing call, and its error is raised.
         """
         for attempt in range(MAX_TRIES):
             try:
-                return getattr(placement.host, method)(*args).result(timeout=self.call_timeout)
+                return getattr(placement.host, method)(*args, **kwargs).result(
+                    timeout=self.call_timeout)
             except ACTOR_LOST as exc:
                 if attempt == MAX_TRIES - 1 or not self.lost(placement, exc):
                     raise

@@ -24,6 +24,7 @@ import time
 
 import numpy as np
 
+from .. import compression
 from ..core import NonFiniteGradients
 from ..errors import ConfigError
 from ..settings import TrainSettings
@@ -37,6 +38,7 @@ class UpdateRule:
     """Turns finished work into updates; ``on_result`` says which hosts get work next."""
 
     work = "gradients"  # the EnvHost method whose results this rule takes
+    work_options: dict = {}  # keyword arguments of that method (besides env_groups)
     plays_ahead = False  # True: a host gets new work before its result is learned from
 
     def __init__(self, store: ParameterStore, recorder: Recorder):
@@ -94,12 +96,13 @@ class AsyncUpdates(UpdateRule):
             _count_rejected(self, metrics, scores, version)
             return [placement]
         staleness = self.store.version - version
-        self.recorder.moved(sum(g.nbytes for g in grads))
+        self.recorder.moved(compression.nbytes(grads))
         if staleness > self.max_staleness:
             self.recorder.progress.dropped_stale += 1
             self.recorder.record(False, metrics, scores, staleness)
         else:
-            applied = self.store.apply(grads, lr_scale=1.0 / (1 + staleness))
+            applied = self.store.apply(compression.unpack(grads),
+                                       lr_scale=1.0 / (1 + staleness))
             self.recorder.record(applied, metrics, scores, staleness)
         return [placement]
 
@@ -116,10 +119,13 @@ class SyncUpdates(UpdateRule):
         staleness = self.store.version - version
         _count_rejected(self, metrics, scores, version)
         if grads is not None and staleness > self.max_staleness:  # a straggler, too late
-            self.recorder.moved(sum(g.nbytes for g in grads))
+            self.recorder.moved(compression.nbytes(grads))
             self.recorder.progress.dropped_stale += 1
             self.recorder.record(False, metrics, scores, staleness)
             return [placement]  # fresh weights, fresh work
+        if grads is not None:
+            self.recorder.moved(compression.nbytes(grads))
+            result = (compression.unpack(grads), metrics, scores)
         self._batch.append((result, version))
         self._waiting.append(placement)
         if len(self._batch) < self.k:
@@ -131,7 +137,6 @@ class SyncUpdates(UpdateRule):
             grads, metrics = average_gradients(
                 results, [1.0 / (1 + self.store.version - v) for r, v in batch
                           if r[0] is not None])
-            self.recorder.moved(sum(g.nbytes for r in results for g in r[0]))
             staleness = max(self.store.version - v for r, v in batch if r[0] is not None)
             self.recorder.record(self.store.apply(grads), metrics,
                                  [s for r in results for s in r[2]], staleness)
@@ -153,13 +158,18 @@ def make_update_rule(settings: TrainSettings, agent, store: ParameterStore, reco
         return CentralUpdates(store, recorder, agent.epochs, agent.minibatches, rng,
                               settings.overlap)
     if settings.mode == "async":
-        return AsyncUpdates(store, recorder, settings.max_staleness)
+        rule = AsyncUpdates(store, recorder, settings.max_staleness)
+        rule.work_options = {"compression": settings.compression,
+                             "fraction": settings.topk_fraction}
+        return rule
     k = settings.sync_gradients or n_hosts
     if k > n_hosts:
         raise ConfigError(f"sc2dask.train.sync-gradients is {k} but the run has {n_hosts} env "
                           f"hosts (one per worker); set it to at most {n_hosts}, or leave it "
                           f"unset for one gradient per host.")
-    return SyncUpdates(store, recorder, k, settings.max_staleness)
+    rule = SyncUpdates(store, recorder, k, settings.max_staleness)
+    rule.work_options = {"compression": settings.compression, "fraction": settings.topk_fraction}
+    return rule
 
 
 def average_gradients(results: list[tuple], discounts: list[float] | None = None
