@@ -108,10 +108,11 @@ def test_an_error_of_the_work_is_raised_at_once_not_taken_for_a_lost_host(client
 
 def test_a_host_slower_than_call_timeout_is_closed_before_its_replacement(client):
     """Its games would otherwise play on beside the new host's, beyond the worker's room."""
-    with EnvPool(client, SMALL, n_envs=2, call_timeout=3) as pool:
+    with EnvPool(client, SMALL, n_envs=2) as pool:
         (placement,) = pool.placements
         pool.evaluate(RANDOM, 2)  # both games started
         old_host = pool.call(placement, "stats")
+        pool.call_timeout = 3
         old_games = {env["sc2_pid"] for env in old_host["envs"]}
         with pytest.raises(TimeoutError):  # every try times out: the call fails in the end
             pool.call(placement, "evaluate", SCRIPTED, 400)  # ~100 s of play: past 3 s
