@@ -140,7 +140,7 @@ def campaign(args, cluster: Cluster, folder: Path, rng: random.Random) -> dict:
         if now >= next_game and _kill(_children(nannies, "sc2dask.emulator"), rng):
             games += 1
             next_game = now + args.game_every
-        if now >= next_worker and _kill(_children(nannies, "distributed", depth=1), rng):
+        if now >= next_worker and _kill(_children(nannies, "multiprocessing", depth=1), rng):
             workers += 1
             next_worker = now + args.worker_every
         score = metrics(dashboard).get("sc2dask_episode_score", score)
@@ -164,7 +164,8 @@ def campaign(args, cluster: Cluster, folder: Path, rng: random.Random) -> dict:
 
 
 def _children(nannies, needle: str, depth: int | None = None) -> list[psutil.Process]:
-    """Processes under the ``dask worker`` nannies whose command line has ``needle``."""
+    """Processes under the ``dask worker`` nannies whose command line has ``needle`` (the
+    worker itself is the Nanny's multiprocessing child; games are further down)."""
     found = []
     for nanny in nannies:
         with contextlib.suppress(psutil.Error):

@@ -31,6 +31,9 @@ from sc2dask.training.cluster import local_cluster
 
 # The documented recipe (README, run-main.sh); any flag changes it.
 RECIPE = {"map": "MoveToBeacon", "envs": 4, "max_steps": 1_000_000, "action_set": "move"}
+# SC2LE Table 1 (Vinyals et al. 2017), the FullyConv column: the line on the plot.
+FULLYCONV = {"MoveToBeacon": 26, "CollectMineralShards": 103, "FindAndDefeatZerglings": 45,
+             "DefeatRoaches": 100, "DefeatZerglingsAndBanelings": 62}
 # The curve, and the learner's own figures beside it: a flat score with a falling entropy
 # is a policy that collapsed; one with the entropy still at its start has not moved.
 CSV_COLUMNS = ["agent_steps", "wall_s", "mean_score_last_100", "episodes", "entropy",
@@ -105,11 +108,14 @@ def plot(history, out: Path, run) -> None:
     left.set_ylabel("mean score, last 100 episodes")
     right.plot(minutes, score)
     right.set_xlabel("wall time (min)")
-    for ax in (left, right):
-        ax.axhline(26, color="grey", linestyle="--", linewidth=0.8)
-        ax.grid(alpha=0.3)
-    left.text(0, 26.5, "SC2LE FullyConv: 26", color="grey", fontsize=8)
     opts, agent = run.settings, run.agent_settings
+    reference = FULLYCONV.get(opts.map)
+    for ax in (left, right):
+        if reference is not None:
+            ax.axhline(reference, color="grey", linestyle="--", linewidth=0.8)
+        ax.grid(alpha=0.3)
+    if reference is not None:
+        left.text(0, reference * 1.02, f"SC2LE FullyConv: {reference}", color="grey", fontsize=8)
     fig.suptitle(f"sc2dask A2C on emulated {opts.map}, {agent.screen}x{agent.screen}, "
                  f"'{agent.action_set}' set, {opts.envs} envs, {opts.mode}, epochs "
                  f"{agent.epochs}, step_mul {opts.step_mul} ({time.strftime('%Y-%m-%d')})",
