@@ -28,9 +28,9 @@ from .session import Session
 log = logging.getLogger("sc2dask.emulator")
 
 API_PATH = "/sc2api"
-# The largest request accepted: create_game carries the map file (a mini-game's is under
-# 1 MB, a ladder map's tens of MB); beyond it a client could make us allocate anything.
-MAX_MESSAGE_BYTES = 64 * 2**20
+# The largest request accepted: create_game carries the map file (a mini-game's, all
+# the emulator plays, is under 1 MB); beyond it a client could make us allocate anything.
+MAX_MESSAGE_BYTES = 16 * 2**20
 # A connected client that sends nothing for this long is dropped, so that one silent
 # client cannot hold the game for ever; $SC2DASK_EMULATOR_IDLE_TIMEOUT (seconds, 0:
 # never) changes it. The real game has no such limit, so it is long.
