@@ -56,8 +56,8 @@ def test_launcher_execs_this_hosts_python_with_the_emulator(tmp_path):
     assert script.startswith("#!/bin/sh\n") and MARKER in script
     assert sys.executable not in script  # the same on every node of a shared folder
     mine = (root / LAUNCHERS / f"{socket.gethostname()}.sh").read_text()
-    assert (f'exec {sys.executable} -m sc2dask.emulator -quiet -exitWithParent "$PPID" "$@"'
-            in mine)
+    assert (f'exec {sys.executable} -m sc2dask.emulator -quiet -exitWithParent '
+            f'"${{SC2DASK_GAME_PARENT:-$PPID}}" "$@"' in mine)
     help_text = subprocess.run([str(launcher), "-h"], capture_output=True, text=True,
                                timeout=60, check=True).stdout
     assert "-listen" in help_text and "-port" in help_text

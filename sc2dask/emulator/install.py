@@ -74,6 +74,9 @@ def _launcher_script() -> str:
     return "\n".join([
         "#!/bin/sh",
         f"{MARKER}: stands in for the StarCraft II binary (see sc2dask/emulator/install.py).",
+        # The process that started the game, read by this first shell: by the time the
+        # host's launcher runs, it may have died and left the game to init.
+        'SC2DASK_GAME_PARENT="$PPID"; export SC2DASK_GAME_PARENT',
         'launcher="$(dirname "$0")/../../Launchers/$(uname -n).sh"',
         'if [ ! -x "$launcher" ]; then',
         '  echo "sc2dask emulator: no launcher for host $(uname -n) at $launcher;'
@@ -93,7 +96,7 @@ def _host_launcher_script() -> str:
     # Quiet: a training run starts a game per env, and each would print its address. A game
     # whose owner died (a killed Dask worker) exits instead of running on, orphaned.
     lines.append(f'exec {shlex.quote(sys.executable)} -m sc2dask.emulator -quiet '
-                 f'-exitWithParent "$PPID" "$@"')
+                 f'-exitWithParent "${{SC2DASK_GAME_PARENT:-$PPID}}" "$@"')
     return "\n".join(lines) + "\n"
 
 
