@@ -22,12 +22,14 @@ def free_port():
 
 
 @contextlib.contextmanager
-def emulator(command=(sys.executable, "-m", "sc2dask.emulator"), flags=PYSC2_FLAGS, env=None):
+def emulator(command=(sys.executable, "-m", "sc2dask.emulator"), flags=PYSC2_FLAGS, env=None,
+             **popen):
     """A running emulator process on a free port; killed at the end if still running.
-    ``env`` adds to this process's environment."""
+    ``env`` adds to this process's environment; ``popen`` goes to ``subprocess.Popen``."""
     port = free_port()
     proc = subprocess.Popen([*command, "-listen", "127.0.0.1", "-port", str(port), *flags],
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})},
+                            **popen)
     try:
         yield proc, port
     finally:

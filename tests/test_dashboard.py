@@ -101,8 +101,9 @@ def test_the_page_and_metrics_follow_a_training_run(client):
         assert 0 < value(metrics, "sc2dask_agent_steps_total") <= 20_000
         assert value(metrics, "sc2dask_agent_steps_per_second") > 0
         assert value(metrics, "sc2dask_parameter_version") >= 1
-        # central mode, 2 hosts: a batch is at most the other host's update old
-        assert value(metrics, "sc2dask_gradient_staleness") in (0, 1)
+        # central mode, 2 hosts, each playing its next rollout while the client learns
+        # (train.overlap): a batch is at most the other host's update and its own old
+        assert value(metrics, "sc2dask_gradient_staleness") in (0, 1, 2)
         assert value(metrics, "sc2dask_bytes_moved_total") > 0
         (labels, _), = metrics["sc2dask_training_info"]
         assert labels["map"] == "MoveToBeacon" and labels["mode"] == "central"
