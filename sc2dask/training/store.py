@@ -41,13 +41,18 @@ class ParameterStore:
             try:
                 self.learner.apply_gradients(grads)
             except NonFiniteGradients as exc:
-                self.rejected += 1
-                log.warning("gradient rejected: %s", exc)
+                self.reject(exc)
                 return False
             finally:
                 self.learner.optimizer.learning_rate.assign(self._base_lr)
             self.version += 1
             return True
+
+    def reject(self, reason) -> None:
+        """Count gradients not applied for NaN or inf (here, on the client's learner or on
+        a host)."""
+        self.rejected += 1
+        log.warning("gradient rejected: %s", reason)
 
     def restore(self, weights, optimizer_state, version: int) -> None:
         """Weights, optimizer state and version from a checkpoint (ValueError: other config)."""

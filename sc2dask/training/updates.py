@@ -19,7 +19,6 @@ back it hands it to the rule, and gives new work to the hosts the rule returns.
 
 from __future__ import annotations
 
-import logging
 import time
 
 import numpy as np
@@ -30,8 +29,6 @@ from ..errors import ConfigError
 from ..settings import TrainSettings
 from .recorder import Recorder
 from .store import ParameterStore
-
-log = logging.getLogger(__name__)
 
 
 class UpdateRule:
@@ -71,9 +68,8 @@ class CentralUpdates(UpdateRule):
             for batch in minibatches(trajectories, self.minibatches, self.rng):
                 try:
                     grads, metrics = self.store.learner.compute_gradients(batch)
-                except NonFiniteGradients as exc:  # as the store does with a host's
-                    self.store.rejected += 1
-                    log.warning("gradient rejected: %s", exc)
+                except NonFiniteGradients as exc:
+                    self.store.reject(exc)
                     continue
                 applied += self.store.apply(grads)
         steps = sum(len(t) for t in trajectories)
@@ -147,7 +143,7 @@ def _count_rejected(rule: UpdateRule, metrics: dict, scores: list, version: int)
     """A host's gradients that it found non-finite (``EnvHost.gradients``): the store
     counts them as rejected, and the steps and scores played still count."""
     if metrics.get("rejected"):
-        rule.store.rejected += 1
+        rule.store.reject("non-finite on the host")
         rule.recorder.record(False, metrics, scores, rule.store.version - version)
 
 
