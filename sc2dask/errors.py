@@ -32,3 +32,7 @@ class SchedulerUnreachableError(SC2DaskError, ConnectionError):
 
 class CheckpointError(SC2DaskError, OSError):
     """A checkpoint that is missing, incomplete or corrupt."""
+
+
+class EndpointUnreachableError(SC2DaskError, ConnectionError):
+    """A running game given by address (``--sc2 HOST:PORT``) does not answer."""

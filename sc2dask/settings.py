@@ -53,6 +53,8 @@ class Rule:
     minimum: float | None = None
     maximum: float | None = None
     above: float | None = None  # exclusive lower bound
+    parse: typing.Callable[[Any], Any] | None = None  # checks and normalises (ConfigError)
+    metavar: str | None = None  # the flag's placeholder, where the type's says too little
 
     def describe(self) -> str:
         parts = []
@@ -69,6 +71,31 @@ class Rule:
                 and (self.minimum is None or value >= self.minimum)
                 and (self.maximum is None or value <= self.maximum))
 
+
+def parse_endpoint(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:PORT`` for IPv6) -> (host, port); ConfigError if malformed."""
+    host, sep, port = str(text).strip().rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConfigError(
+            f"{text!r} is not a game address: give HOST:PORT, e.g. 127.0.0.1:5000 for a game "
+            f"started with `StarCraft II -listen 127.0.0.1 -port 5000` or `sc2dask emulator "
+            f"serve --port 5000`; several are comma-separated.")
+    return host, int(port)
+
+
+def parse_endpoints(texts) -> tuple[str, ...]:
+    """Checked, normalised ``HOST:PORT`` strings; ConfigError for a malformed or repeated
+    one (two envs cannot share a game)."""
+    endpoints = []
+    for text in texts:
+        host, port = parse_endpoint(text)
+        endpoint = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        if endpoint in endpoints:
+            raise ConfigError(f"the game {endpoint} is listed twice; each env needs a game of "
+                              f"its own, so list each address once.")
+        endpoints.append(endpoint)
+    return tuple(endpoints)
 
 def _section(name: str):
     """Make a frozen dataclass of settings section ``name``: each ``field: type = Rule(...)``
@@ -87,6 +114,11 @@ def _section(name: str):
         cls.section = name
         return dataclasses.dataclass(frozen=True)(cls)
     return decorate
+
+
+SC2_HELP = ("games already running to play on (HOST:PORT each, e.g. `StarCraft II -listen "
+            "HOST -port PORT` or `sc2dask emulator serve`), one env each, on the workers "
+            "nearest them; empty: every env launches its own game")
 
 
 @_section("train")
@@ -119,6 +151,7 @@ class TrainSettings:
     checkpoint_every: int = Rule("updates between checkpoints (0: only at the end)", minimum=0)
     seed: int = Rule("seed of the weights, the games and the action sampling", minimum=0)
     call_timeout: float = Rule("seconds before an env host counts as lost", above=0)
+    sc2: tuple[str, ...] = Rule(SC2_HELP, parse=parse_endpoints, metavar="HOST:PORT,...")
 
 
 @_section("agent")
@@ -155,9 +188,22 @@ class EvaluateSettings:
     screen: int = Rule("feature screen size, pixels a side", minimum=1, maximum=1024)
     minimap: int = Rule("feature minimap size, pixels a side", minimum=1, maximum=1024)
     step_mul: int = Rule("game loops per agent step", minimum=1)
+    sc2: tuple[str, ...] = Rule(SC2_HELP, parse=parse_endpoints, metavar="HOST:PORT,...")
 
 
-SECTIONS = {cls.section: cls for cls in (TrainSettings, AgentSettings, EvaluateSettings)}
+@_section("worker")
+class WorkerSettings:
+    """What one worker offers; read where the worker runs (``sc2dask.worker`` preload), so
+    each node can set its own, e.g. ``DASK_SC2DASK__WORKER__SC2=127.0.0.1:5000,...``."""
+
+    sc2: tuple[str, ...] = Rule("games already running for this worker's envs (HOST:PORT "
+                                "each, usually its own node's); they are used instead of "
+                                "launching games", parse=parse_endpoints,
+                                metavar="HOST:PORT,...")
+
+
+SECTIONS = {cls.section: cls for cls in (TrainSettings, AgentSettings, EvaluateSettings,
+                                         WorkerSettings)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -288,7 +334,13 @@ def _checked(name: str, value, hint, rule: Rule, origin: str):
     if isinstance(converted, (int, float)) and not isinstance(converted, bool) \
             and not rule.admits(converted):
         raise ConfigError(f"{name} must be {rule.describe()}, not {value!r} (from {origin}).")
+    if rule.parse is not None:
+        try:
+            converted = rule.parse(converted)
+        except ConfigError as exc:
+            raise ConfigError(f"{name} (from {origin}): {exc}") from None
     return converted
+
 
 
 _INVALID = object()

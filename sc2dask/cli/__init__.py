@@ -30,7 +30,7 @@ from .flags import add_setting_flags, given
 
 def train_agent(args: argparse.Namespace) -> int:
     """Train on a Dask cluster with a progress bar; Ctrl-C stops after a checkpoint."""
-    from ..game import check_map
+    from ..game import check_map, check_map_name
     from ..monitoring.telemetry import training_page_link
     from ..training import checkpoint
     from ..training.cluster import cluster_client
@@ -46,12 +46,14 @@ def train_agent(args: argparse.Namespace) -> int:
                           "the run wrote (or set sc2dask.train.checkpoint-dir).")
     if args.resume:
         checkpoint.load(run_opts.checkpoint_dir)  # a missing or corrupt one
-    check_map(run_opts.map)  # all of this before a cluster starts
+    # all of this before a cluster starts (running games may be real: pysc2's map names)
+    (check_map_name if run_opts.sc2 else check_map)(run_opts.map)
     with Console("train", args.verbose, quiet=args.json) as console, \
             contextlib.ExitStack() as stack:
         with _children_ignore_sigint():
-            client = stack.enter_context(cluster_client(args.scheduler, run_opts.envs,
-                                                        security=_security(args)))
+            client = stack.enter_context(cluster_client(
+                args.scheduler, run_opts.envs or len(run_opts.sc2) or None,
+                security=_security(args)))
         console.say(f"Dask dashboard: {client.dashboard_link}")
         page = training_page_link(client)
         console.say(f"Training page:  {page}" if page else "Training page:  none (start "
@@ -200,12 +202,12 @@ def evaluate_agent(args: argparse.Namespace) -> int:
     with Console("evaluate", args.verbose, quiet=args.json) as console, \
             contextlib.ExitStack() as stack:
         with _children_ignore_sigint():
-            client = stack.enter_context(cluster_client(args.scheduler, opts.envs,
-                                                        security=security))
+            client = stack.enter_context(cluster_client(
+                args.scheduler, opts.envs or len(opts.sc2) or None, security=security))
         console.say(f"Evaluating {args.checkpoint or agent} on {config.map_name}: "
                     f"{opts.episodes} episodes ...")
         result = evaluate(agent, episodes=opts.episodes, envs=opts.envs, client=client,
-                          config=config)
+                          config=config, sc2=opts.sc2)
     if args.json:
         console.result(json_line(result.summary()))
     else:

@@ -36,7 +36,7 @@ def add_setting_flags(parser: argparse.ArgumentParser, cls) -> list[str]:
                                default=None, help=help_text)
         else:
             group.add_argument(flag, dest=field.name, type=_parser(kind), default=None,
-                               metavar=_metavar(kind), help=help_text)
+                               metavar=rule.metavar or _metavar(kind), help=help_text)
         names.append(field.name)
     return names
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..emulator.maps import SCENARIOS
 from ..errors import UnknownMapError
+from .attach import attach_env
 from .install import GameInstall, find_game
 from .pysc2lib import features, maps, protocol, remote_controller, sc2_env
 
@@ -23,14 +24,16 @@ class EnvConfig:
     feature_units: bool = False
     raw: bool = False
 
-    def make(self, seed: int | None = None) -> sc2_env.SC2Env:
-        """A pysc2 ``SC2Env`` on the game this machine has (real or emulated)."""
+    def make(self, seed: int | None = None, endpoint: str | None = None,
+             first: bool = True) -> sc2_env.SC2Env:
+        """A pysc2 ``SC2Env`` on the game this machine has (real or emulated), or on the
+        running game at ``endpoint`` (HOST:PORT; ``first``: see ``attach_env``)."""
         aif = features.AgentInterfaceFormat(
             feature_dimensions=features.Dimensions(screen=self.screen, minimap=self.minimap),
             use_feature_units=self.feature_units, use_raw_units=self.raw,
             use_raw_actions=self.raw)
-        return make_env(self.map_name, agent_interface_format=aif, step_mul=self.step_mul,
-                        random_seed=seed)
+        return make_env(self.map_name, endpoint=endpoint, first=first,
+                        agent_interface_format=aif, step_mul=self.step_mul, random_seed=seed)
 
 
 def game_seed(*parts: int) -> int:
@@ -44,12 +47,7 @@ def game_seed(*parts: int) -> int:
 
 def check_map(map_name: str) -> GameInstall:
     """The game that will play ``map_name``; UnknownMapError if none can."""
-    try:
-        maps.get(map_name)
-    except maps.lib.NoMapError:
-        raise UnknownMapError(
-            f"Unknown map {map_name!r}. pysc2 knows: {', '.join(sorted(maps.get_maps()))}."
-        ) from None
+    check_map_name(map_name)
     game = find_game()
     if game.kind == "emulator" and map_name not in SCENARIOS:
         raise UnknownMapError(
@@ -58,20 +56,39 @@ def check_map(map_name: str) -> GameInstall:
     return game
 
 
-def make_env(map_name: str, **sc2env_kwargs) -> sc2_env.SC2Env:
-    """An ``SC2Env`` for ``map_name`` on the game :func:`find_game` picks.
+def check_map_name(map_name: str) -> None:
+    """UnknownMapError unless pysc2 knows ``map_name`` (a running game attached to may be
+    the real one, so which game plays it is not checked here)."""
+    try:
+        maps.get(map_name)
+    except maps.lib.NoMapError:
+        raise UnknownMapError(
+            f"Unknown map {map_name!r}. pysc2 knows: {', '.join(sorted(maps.get_maps()))}."
+        ) from None
+
+
+def make_env(map_name: str, endpoint: str | None = None, first: bool = True,
+             **sc2env_kwargs) -> sc2_env.SC2Env:
+    """An ``SC2Env`` for ``map_name`` on the game :func:`find_game` picks, or attached to
+    the running game at ``endpoint`` (``sc2dask/game/attach.py``).
 
     Defaults: one Terran agent, 64x64 feature screen and minimap, ``step_mul=8``; any
     ``SC2Env`` keyword overrides them.
 
     Raises:
       UnknownMapError: pysc2 does not know ``map_name``, or the emulator cannot play it.
+      EndpointUnreachableError: the game at ``endpoint`` does not answer (``first``).
     """
-    check_map(map_name)
+    if endpoint is None:
+        check_map(map_name)
+    else:
+        check_map_name(map_name)
     sc2env_kwargs.setdefault("players", [sc2_env.Agent(sc2_env.Race.terran)])
     sc2env_kwargs.setdefault("agent_interface_format", features.AgentInterfaceFormat(
         feature_dimensions=features.Dimensions(screen=64, minimap=64)))
     sc2env_kwargs.setdefault("step_mul", 8)
+    if endpoint is not None:
+        return attach_env(endpoint, first, map_name=map_name, **sc2env_kwargs)
     return sc2_env.SC2Env(map_name=map_name, **sc2env_kwargs)
 
 

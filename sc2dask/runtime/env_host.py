@@ -57,10 +57,14 @@ class EnvHost:
     n_envs: int = 0
 
     def __init__(self, config: EnvConfig, n_envs: int, seed: int = 0,
-                 tf_threads: int | None = None):  # None: the worker's (sc2dask.worker)
+                 tf_threads: int | None = None,  # None: the worker's (sc2dask.worker)
+                 endpoints: tuple[str, ...] = ()):  # running games (HOST:PORT), one per env
+        if endpoints and len(endpoints) != n_envs:
+            raise ValueError(f"{n_envs} envs need {n_envs} endpoints, not {len(endpoints)}")
         self.config = config
         self.n_envs = n_envs
-        self._slots = [EnvSlot(config, game_seed(seed, i)) for i in range(n_envs)]
+        self._slots = [EnvSlot(config, game_seed(seed, i), endpoints[i] if endpoints else None)
+                       for i in range(n_envs)]
         self._tf_threads = tf_threads
         self._learner = None  # built on first use: TensorFlow is heavy to import
         self._version = -1
@@ -161,8 +165,8 @@ class EnvHost:
     def stats(self) -> dict:
         """Per-env counters for the client's supervisor and the dashboard."""
         return {"pid": os.getpid(), "envs": [
-            {"map": self.config.map_name, "sc2_pid": slot.pid(), "episodes": slot.episodes,
-             "restarts": slot.restarts} for slot in self._slots]}
+            {"map": self.config.map_name, "sc2_pid": slot.pid(), "endpoint": slot.endpoint,
+             "episodes": slot.episodes, "restarts": slot.restarts} for slot in self._slots]}
 
     def crash_game(self, index: int = 0) -> int | None:
         """Kill env ``index``'s game process (fault injection for tests and drills)."""

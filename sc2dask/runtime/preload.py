@@ -8,7 +8,9 @@ Before a worker takes any work it
    node share its cores instead of each claiming all of them (TF ignores the
    ``OMP_NUM_THREADS=1`` the Nanny sets), and
 2. checks that this node can start StarCraft II: the real game, or the emulator, which
-   it lays out where none is installed (``sc2dask.game.find_game``).
+   it lays out where none is installed (``sc2dask.game.find_game``), and
+3. reads the games already running for it (``sc2dask.worker.sc2``, HOST:PORT each), whose
+   envs then attach to them instead of launching games (``sc2dask/game/attach.py``).
 
 The outcome goes to the worker log, to the scheduler with the worker's registration
 (``scheduler_info()["workers"][addr]["sc2dask"]``, which ``EnvPool`` checks before
@@ -35,14 +37,22 @@ TF_THREAD_VARIABLES = ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS")
 
 def dask_setup(worker) -> None:
     """Size TF's threads, check the SC2 install, and report both (``dask`` calls this)."""
+    from ..errors import ConfigError
+    from ..settings import WorkerSettings, load
     try:
         report = {"host": socket.gethostname(),
                   "tf_threads": limit_tf_threads(worker.state.nthreads), **check_game()}
     except ValueError as exc:  # a bad TF_NUM_*_THREADS: the worker runs, but hosts no envs
         report = {"host": socket.gethostname(), "tf_threads": None, "ok": False,
                   "problem": "TensorFlow's threads are misconfigured", "error": str(exc)}
+    try:  # running games of this node, for EnvPool to attach this worker's envs to
+        report["sc2"] = list(load(WorkerSettings, origin="worker").values.sc2)
+    except ConfigError as exc:
+        report.update(ok=False, sc2=[], problem="its sc2dask.worker.sc2 is malformed",
+                      error=str(exc))
     if report["ok"]:
-        log.info("sc2dask: %s; TensorFlow threads %d", report["summary"], report["tf_threads"])
+        log.info("sc2dask: %s; TensorFlow threads %d%s", report["summary"], report["tf_threads"],
+                 f"; envs attach to {', '.join(report['sc2'])}" if report["sc2"] else "")
     else:
         log.error("sc2dask: this worker cannot host envs (%s): %s",
                   report.get("problem", "it cannot start StarCraft II"), report["error"])

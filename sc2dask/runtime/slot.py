@@ -32,11 +32,17 @@ class Step:
 class EnvSlot:
     """One pysc2 env that survives its game: a crashed game is closed, counted and
     started afresh with a new seed on the next use, up to ``MAX_FAILURES_IN_A_ROW``
-    times without a good step. Used by one thread at a time."""
+    times without a good step. Used by one thread at a time.
 
-    def __init__(self, config: EnvConfig, seed: int):
-        self.config, self.seed = config, seed
+    With an ``endpoint`` (HOST:PORT) it plays the running game there instead of launching
+    one (``sc2dask/game/attach.py``): "started afresh" is then a reconnection, which waits
+    for that game to listen again.
+    """
+
+    def __init__(self, config: EnvConfig, seed: int, endpoint: str | None = None):
+        self.config, self.seed, self.endpoint = config, seed, endpoint
         self.env = None
+        self.connected = False  # an attached game answered once: a later loss is a crash
         self.episodes = 0
         self.restarts = 0
         self.failures_in_a_row = 0
@@ -49,7 +55,9 @@ class EnvSlot:
         if self.retired:
             raise SlotClosed("this env host was closed")
         if self.env is None:
-            self.env = self.config.make(seed=self.seed)
+            self.env = self.config.make(seed=self.seed, endpoint=self.endpoint,
+                                        first=not self.connected)
+            self.connected = True
             self._timestep = None
         return self.env
 
@@ -103,11 +111,14 @@ class EnvSlot:
         self.failures_in_a_row += 1
         if self.failures_in_a_row >= MAX_FAILURES_IN_A_ROW:
             self.close()
+            where = (f"the game at {self.endpoint} (is it running and listening?)"
+                     if self.endpoint else
+                     f"this node's game (SC2PATH={os.environ.get('SC2PATH', 'unset')}; "
+                     f"`sc2dask emulator install` lays out the emulator)")
             raise GameFailedError(
                 f"The game of env {self.seed} failed {self.failures_in_a_row} times in a row "
-                f"without one good step (last: {exc!r}). Check this node's game "
-                f"(SC2PATH={os.environ.get('SC2PATH', 'unset')}; `sc2dask emulator install` "
-                f"lays out the emulator) and the worker's log.") from exc
+                f"without one good step (last: {exc!r}). Check {where} and the worker's "
+                f"log.") from exc
         log.warning("SC2 crashed in env %s (%s); restarting it", self.seed, exc)
         self.restarts += 1
         self.seed = game_seed(self.seed, self.restarts)  # a new game cannot repeat the crash

@@ -137,6 +137,15 @@ def sc2_capacity(client) -> dict[str, int]:
             for addr, info in workers.items()}
 
 
+def worker_games(client) -> dict[str, list[str]]:
+    """Each live worker's own running games (its ``sc2dask.worker.sc2``, HOST:PORT each;
+    [] for none, or for a worker without the ``sc2dask.worker`` preload)."""
+    from ..runtime.preload import REPORT_KEY
+    workers = client.scheduler_info(n_workers=-1)["workers"]
+    return {addr: list(info.get(REPORT_KEY, {}).get("sc2", [])) for addr, info in
+            workers.items()}
+
+
 def require_capacity(client, wanted: int | None = None) -> dict[str, int]:
     check_workers(client)
     capacity = {addr: n for addr, n in sc2_capacity(client).items() if n > 0}

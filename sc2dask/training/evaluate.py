@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import statistics
 
-from ..game import EnvConfig, check_map, load_agent_class
+from ..game import EnvConfig, check_map, check_map_name, load_agent_class
 from ..settings import EvaluateSettings, load
 from .cluster import cluster_client
 from .pool import EnvPool
@@ -28,24 +28,28 @@ class EvaluationResult:
 
 def evaluate(agent: str, map: str | None = None, episodes: int | None = None,
              envs: int | None = None, client=None, scheduler: str | None = None,
-             config: EnvConfig | None = None, map_name: str | None = None) -> EvaluationResult:
+             config: EnvConfig | None = None, map_name: str | None = None,
+             sc2=None) -> EvaluationResult:
     """Play ``episodes`` episodes of ``agent`` (a dotted path to a pysc2 ``BaseAgent``).
 
     Settings left at None come from ``sc2dask.evaluate`` config; ``config`` sets the
     envs' map, sizes and step_mul at once (``map_name`` is the old name of ``map``). Runs
-    on ``client``'s cluster, on the scheduler at ``scheduler``, or on a local cluster.
+    on ``client``'s cluster, on the scheduler at ``scheduler``, or on a local cluster;
+    ``sc2`` (HOST:PORT each) plays on games already running instead of launching them.
     """
     opts = load(EvaluateSettings, {"map": map or map_name, "episodes": episodes,
-                                   "envs": envs}).values
+                                   "envs": envs, "sc2": sc2}).values
     load_agent_class(agent)  # fail here, with a clear message, not on a worker
     config = config or EnvConfig(opts.map, screen=opts.screen, minimap=opts.minimap,
                                  step_mul=opts.step_mul)
-    check_map(config.map_name)  # unknown maps fail here, before any worker starts a game
+    # unknown maps fail here, before any worker starts a game (a running game may be the
+    # real one, so only pysc2's knowing the map is checked for those)
+    (check_map_name if opts.sc2 else check_map)(config.map_name)
     if client is None:
-        with cluster_client(scheduler, opts.envs) as own:
+        with cluster_client(scheduler, opts.envs or len(opts.sc2) or None) as own:
             return evaluate(agent, episodes=opts.episodes, envs=opts.envs, client=own,
-                            config=config)
-    with EnvPool(client, config, n_envs=opts.envs) as pool:
+                            config=config, sc2=opts.sc2)
+    with EnvPool(client, config, n_envs=opts.envs, sc2=opts.sc2) as pool:
         scores = pool.evaluate(agent, opts.episodes)
     return EvaluationResult(
         map=config.map_name, episodes=len(scores), mean=statistics.fmean(scores),

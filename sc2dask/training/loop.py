@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from ..errors import ConfigError
-from ..game import EnvConfig, check_map
+from ..game import EnvConfig, check_map, check_map_name
 from ..monitoring.telemetry import TrainingPublisher
 from ..runtime.env_host import StaleWeights
 from ..settings import AgentSettings, TrainSettings, load
@@ -99,7 +99,7 @@ def train(client=None, scheduler: str | None = None, resume: bool = False,
     check_settings(opts, agent)
     if resume and not opts.checkpoint_dir:
         raise ConfigError("resume needs checkpoint_dir (the folder train wrote)")
-    check_map(opts.map)
+    (check_map_name if opts.sc2 else check_map)(opts.map)  # running games may be real ones
     held = contextlib.ExitStack()  # the checkpoint folder, until the run ends
     if opts.checkpoint_dir:
         held.enter_context(checkpoint.run_lock(opts.checkpoint_dir))
@@ -172,7 +172,8 @@ class _Run:
     def loop(self) -> None:
         try:
             if self.client is None:
-                with cluster_client(self.scheduler, self.settings.envs) as client:
+                with cluster_client(self.scheduler, self.settings.envs
+                                    or len(self.settings.sc2) or None) as client:
                     self.client = client
                     self._train()
             else:
@@ -189,7 +190,7 @@ class _Run:
         seed = opts.seed + (saved[2]["updates"] if saved else 0)  # fresh streams on resume
         publisher = TrainingPublisher(self.client, dataclasses.asdict(opts))
         with EnvPool(self.client, self.env_config, n_envs=opts.envs, seed=seed,
-                     call_timeout=opts.call_timeout) as self.pool:
+                     call_timeout=opts.call_timeout, sc2=opts.sc2) as self.pool:
             self.store = ParameterStore(self._make_learner())
             if saved:
                 self._restore(*saved)

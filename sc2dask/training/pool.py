@@ -4,6 +4,10 @@ It places one ``EnvHost`` actor per worker, filling each worker's SC2 capacity a
 never exceeding it, and supervises them: an actor lost with its worker is recreated on
 a live worker (the Nanny's replacement included) and its work is redone. Restarts of
 hosts and of games inside hosts are counted.
+
+A run either launches its games or attaches to games already running (``--sc2
+HOST:PORT,...`` and each worker's own ``sc2dask.worker.sc2``): one env per game, hosted by
+the worker on the game's machine where there is one (``plan_attached``).
 """
 
 from __future__ import annotations
@@ -13,12 +17,14 @@ import dataclasses
 import logging
 import time
 
+from distributed.comm import get_address_host
 from distributed.comm.core import CommClosedError
 
-from ..errors import SC2DaskError
+from ..errors import NoCapacityError, SC2DaskError
 from ..game import EnvConfig, game_seed
 from ..runtime.env_host import EnvHost
-from .cluster import require_capacity, sc2_capacity
+from ..settings import parse_endpoint
+from .cluster import check_workers, require_capacity, sc2_capacity, worker_games
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +46,8 @@ class Placement:
     n_envs: int
     seed: int
     host: object = None  # the dask Actor proxy
+    endpoints: tuple[str, ...] = ()  # attached: the running game of each env
+    pinned: bool = False  # attached to a worker's own games: only a worker listing them
 
 
 def plan_placements(capacity: dict[str, int], n_envs: int, seed: int = 0) -> list[Placement]:
@@ -57,6 +65,41 @@ def plan_placements(capacity: dict[str, int], n_envs: int, seed: int = 0) -> lis
     return placements
 
 
+def plan_attached(own_games: dict[str, list[str]], endpoints: tuple[str, ...],
+                  n_envs: int | None = None, seed: int = 0) -> list[Placement]:
+    """One env per running game: each worker's own games (``own_games``, from its
+    ``sc2dask.worker.sc2``) on it, and each of ``endpoints`` on a worker of the same
+    machine if there is one, else on the worker with the fewest envs so far.
+
+    ``n_envs`` None takes every game; fewer takes the first ones.
+    """
+    if not own_games:
+        raise NoCapacityError("No Dask worker is connected to host the envs of the running "
+                              "games; start one with `dask worker SCHEDULER --preload "
+                              "sc2dask.worker`.")
+    assigned = {worker: [(game, True) for game in games] for worker, games in
+                own_games.items()}
+    for endpoint in endpoints:
+        host = parse_endpoint(endpoint)[0]
+        near = [w for w in assigned if get_address_host(w) == host] or list(assigned)
+        assigned[min(near, key=lambda w: len(assigned[w]))].append((endpoint, False))
+    total = sum(len(games) for games in assigned.values())
+    if n_envs is not None and n_envs > total:
+        raise NoCapacityError(
+            f"{n_envs} environments wanted but {total} running games were given (--sc2 and "
+            f"the workers' sc2dask.worker.sc2); start more games or ask for fewer envs.")
+    remaining, placements = total if n_envs is None else n_envs, []
+    for worker, games in assigned.items():
+        # pinned and free games on one worker become two hosts, so each can be replaced
+        for pinned in (True, False):
+            mine = [game for game, own in games if own is pinned][:remaining]
+            if mine:
+                placements.append(Placement(worker, len(mine), game_seed(seed, len(placements)),
+                                            endpoints=tuple(mine), pinned=pinned))
+                remaining -= len(mine)
+    return placements
+
+
 def share_episodes(placements: list[Placement], episodes: int) -> list[int]:
     """``episodes`` split over ``placements`` in proportion to their envs, as evenly as whole
     episodes allow (the remainder goes one each to the first hosts)."""
@@ -71,14 +114,20 @@ class EnvPool:
     """Env hosts on the cluster behind ``client``; ``n_envs`` defaults to all capacity."""
 
     def __init__(self, client, config: EnvConfig, n_envs: int | None = None, seed: int = 0,
-                 call_timeout: float = 600.0, tf_threads: int | None = None):
+                 call_timeout: float = 600.0, tf_threads: int | None = None,
+                 sc2: tuple[str, ...] = ()):  # running games (HOST:PORT) to attach to
         self.client, self.config = client, config
         self.call_timeout = call_timeout
         self.tf_threads = tf_threads
         self.host_restarts = 0
-        capacity = require_capacity(client, n_envs)
-        self.n_envs = n_envs or sum(capacity.values())
-        self.placements = plan_placements(capacity, self.n_envs, seed)
+        own_games = worker_games(client)
+        if sc2 or any(own_games.values()):
+            check_workers(client)
+            self.placements = plan_attached(own_games, tuple(sc2), n_envs, seed)
+        else:
+            capacity = require_capacity(client, n_envs)
+            self.placements = plan_placements(capacity, n_envs or sum(capacity.values()), seed)
+        self.n_envs = sum(p.n_envs for p in self.placements)
         self._threads = concurrent.futures.ThreadPoolExecutor(max(4, len(self.placements)))
         for future in [self._threads.submit(self._start, p) for p in self.placements]:
             future.result()
@@ -88,7 +137,8 @@ class EnvPool:
     def _start(self, placement: Placement, timeout: float | None = None) -> None:
         future = self.client.submit(
             EnvHost, self.config, placement.n_envs, placement.seed, self.tf_threads,
-            actor=True, workers=[placement.worker], allow_other_workers=False, pure=False)
+            placement.endpoints, actor=True, workers=[placement.worker],
+            allow_other_workers=False, pure=False)
         try:
             placement.host = future.result(timeout=timeout or self.call_timeout)
         except ACTOR_LOST:
@@ -110,11 +160,7 @@ class EnvPool:
         lost, started = placement.worker, time.monotonic()
         stop = started + deadline
         while True:
-            used = {}
-            for p in self.placements:
-                if p is not placement:
-                    used[p.worker] = used.get(p.worker, 0) + p.n_envs
-            free = {w: n - used.get(w, 0) for w, n in sc2_capacity(self.client).items()}
+            free = self._room(placement)
             fits = [w for w, n in free.items() if n >= placement.n_envs]
             if fits == [lost] and time.monotonic() < started + LOST_GRACE:
                 fits = []  # most likely it died: give its restart a moment to register
@@ -128,6 +174,24 @@ class EnvPool:
                 raise RuntimeError(f"no live worker can host {placement.n_envs} envs after "
                                    f"losing {placement.worker}: {reason!r}")
             time.sleep(0.5)  # a Nanny restarts a killed worker within about a second
+
+    def _room(self, placement: Placement) -> dict[str, int]:
+        """How many of ``placement``'s envs each live worker could host now: its free SC2
+        capacity, or, for attached games, any worker (the games are not the worker's),
+        except that a worker's own games go only to a worker that lists them."""
+        if placement.endpoints:
+            games = worker_games(self.client)
+            if placement.pinned:
+                return {w: placement.n_envs for w, own in games.items()
+                        if set(placement.endpoints) <= set(own)}
+            host = parse_endpoint(placement.endpoints[0])[0]
+            near = {w for w in games if get_address_host(w) == host}
+            return {w: placement.n_envs for w in (near or games)}
+        used = {}
+        for p in self.placements:
+            if p is not placement:
+                used[p.worker] = used.get(p.worker, 0) + p.n_envs
+        return {w: n - used.get(w, 0) for w, n in sc2_capacity(self.client).items()}
 
     def call(self, placement: Placement, method: str, *args, **kwargs):
         """``host.method(*args, **kwargs)``, redone on a new host if the old one is lost.
