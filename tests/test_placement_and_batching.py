@@ -115,7 +115,8 @@ def test_the_recorder_counts_batches_and_checkpoints_every_n_updates():
     recorder = Recorder(progress, started=time.monotonic() - 5, version=lambda: 7,
                         checkpoint=lambda: saved.append(progress.updates), checkpoint_every=2,
                         on_update=lambda p: seen.append(p.agent_steps))
-    recorder.moved(1000)
+    recorder.sent(600)
+    recorder.received(400)
     for applied, scores in [(1, [2.0]), (0, []), (1, [4.0]), (1, [])]:
         recorder.record(applied, {"steps": 32.0, "loss": 0.5, "truncated": 1}, scores, 1)
     assert (progress.agent_steps, progress.updates, progress.episodes) == (128, 3, 2)
@@ -123,7 +124,8 @@ def test_the_recorder_counts_batches_and_checkpoints_every_n_updates():
     assert saved == [2]  # after the 2nd applied update; the 4th row made the 3rd
     assert seen == [32, 64, 96, 128]
     row = progress.history[-1]
-    assert row["version"] == 7 and row["bytes_moved"] == 1000 and row["loss"] == 0.5
+    assert row["version"] == 7 and row["loss"] == 0.5
+    assert (row["bytes_moved"], row["bytes_to_hosts"], row["bytes_from_hosts"]) == (1000, 600, 400)
     assert row["wall_s"] >= 5  # from the run's start, not the recorder's
     recorder.learned(64, 0.5)
     assert progress.learner_samples_per_s == 128.0

@@ -37,6 +37,7 @@ BRIDGE = f"{PREFIX}-br"
 SUBNET = "10.213.0"  # private (RFC 1918); used only inside the namespaces made here
 SCHEDULER_IP = f"{SUBNET}.1"
 CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
+CGROUP_CPUACCT = Path("/sys/fs/cgroup/cpuacct")  # v1 keeps usage in its own hierarchy here
 CFS_PERIOD_US = 100_000
 BIN = Path(sys.executable).parent
 
@@ -138,10 +139,7 @@ class MiniCluster:
             # Both directions shaped: the bridge side to the node, eth0 from it.
             for device, prefix in ((outside, []), ("eth0", ["ip", "netns", "exec", ns])):
                 self._shape(prefix, device)
-            group = CGROUP_CPU / ns
-            group.mkdir(exist_ok=True)
-            (group / "cpu.cfs_period_us").write_text(str(CFS_PERIOD_US))
-            (group / "cpu.cfs_quota_us").write_text(str(max(1000, int(self.cpu * CFS_PERIOD_US))))
+            _make_group(ns, self.cpu)
 
     def _shape(self, prefix: list[str], device: str) -> None:
         """Bandwidth and delay with netem; where the kernel has no netem (sch_netem), the
@@ -163,13 +161,10 @@ class MiniCluster:
     def _start_scheduler(self) -> None:
         info = self.logs / "scheduler.json"
         info.unlink(missing_ok=True)
-        group = CGROUP_CPU / f"{PREFIX}-scheduler"  # no quota: only so teardown finds it
-        group.mkdir(exist_ok=True)
         scheduler = [str(BIN / "dask"), "scheduler", "--host", SCHEDULER_IP, "--port", "0",
                      "--dashboard-address", "127.0.0.1:0", "--scheduler-file", str(info),
                      "--preload", "sc2dask.dashboard"]
-        self.scheduler = self._spawn("scheduler", [
-            "sh", "-c", f'echo $$ > {group / "cgroup.procs"} && exec "$@"', "sh", *scheduler])
+        self.scheduler = self._spawn("scheduler", self.in_group("scheduler", None, scheduler))
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             with contextlib.suppress(OSError, ValueError):
@@ -186,15 +181,30 @@ class MiniCluster:
                   "--nthreads", str(self.nthreads), "--resources", f"SC2={self.sc2}",
                   "--preload", "sc2dask.worker", "--name", ns]
         # Join the node's cgroup first, so the worker and every game it starts are in it.
-        script = (f"echo $$ > {CGROUP_CPU / ns / 'cgroup.procs'} && "
-                  f"exec ip netns exec {ns} \"$@\"")
-        return self._spawn(f"worker{i}", ["sh", "-c", script, "sh", *worker])
+        return self._spawn(f"worker{i}", _joining(ns, ["ip", "netns", "exec", ns, *worker]))
 
     def _spawn(self, name: str, args: list[str]) -> subprocess.Popen:
         log = open(self.logs / f"{name}.log", "ab")
         env = {**os.environ, **self.env}
         return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env,
                                 start_new_session=True)
+
+    def in_group(self, name: str, cpu: float | None, command: list[str]) -> list[str]:
+        """``command`` to run in cgroup ``sc2dmc-<name>`` (root namespace), capped at ``cpu``
+        cores (None: no cap, only measured): e.g. the client, beside the nodes."""
+        _make_group(f"{PREFIX}-{name}", cpu)
+        return _joining(f"{PREFIX}-{name}", command)
+
+    def cpu_seconds(self, group: str) -> float:
+        """CPU time used so far in cgroup ``group`` (a node's name, or ``sc2dmc-<name>``)."""
+        path = CGROUP_CPUACCT / group / "cpuacct.usage"
+        return int(path.read_text()) / 1e9 if path.exists() else float("nan")
+
+    def throttled_seconds(self, group: str) -> float:
+        """Time the quota held ``group`` back so far (cpu.stat's throttled_time)."""
+        stat = dict(line.split() for line in (CGROUP_CPU / group / "cpu.stat").read_text()
+                    .splitlines())
+        return int(stat.get("throttled_time", 0)) / 1e9
 
     # --- faults --------------------------------------------------------------------------
 
@@ -222,7 +232,7 @@ def teardown() -> None:
         if name.startswith(f"{PREFIX}-"):
             subprocess.run(["ip", "link", "del", name], capture_output=True)
     subprocess.run(["ip", "link", "del", BRIDGE], capture_output=True)
-    for group in CGROUP_CPU.glob(f"{PREFIX}-*"):
+    for group in [*CGROUP_CPU.glob(f"{PREFIX}-*"), *CGROUP_CPUACCT.glob(f"{PREFIX}-*")]:
         with contextlib.suppress(OSError, ValueError):
             _kill_pids({int(p) for p in (group / "cgroup.procs").read_text().split()})
         for _ in range(50):
@@ -231,6 +241,27 @@ def teardown() -> None:
                 break
             except OSError:  # processes still leaving
                 time.sleep(0.1)
+
+
+def _make_group(name: str, cpu: float | None) -> None:
+    """cgroup ``name`` in the cpu hierarchy (capped at ``cpu`` cores unless None) and, where
+    it is mounted, in cpuacct, which counts its CPU time."""
+    group = CGROUP_CPU / name
+    group.mkdir(exist_ok=True)
+    if cpu is not None:
+        (group / "cpu.cfs_period_us").write_text(str(CFS_PERIOD_US))
+        (group / "cpu.cfs_quota_us").write_text(str(max(1000, int(cpu * CFS_PERIOD_US))))
+    if CGROUP_CPUACCT.is_dir():
+        (CGROUP_CPUACCT / name).mkdir(exist_ok=True)
+
+
+def _joining(name: str, command: list[str]) -> list[str]:
+    """``command`` prefixed so that it joins cgroup ``name`` first; what it starts stays in."""
+    files = [CGROUP_CPU / name / "cgroup.procs"]
+    if (CGROUP_CPUACCT / name).is_dir():
+        files.append(CGROUP_CPUACCT / name / "cgroup.procs")
+    joins = " && ".join(f"echo $$ > {f}" for f in files)
+    return ["sh", "-c", f'{joins} && exec "$@"', "sh", *command]
 
 
 def _netns_pids(ns: str) -> set[int]:

@@ -80,6 +80,7 @@ class Training:
                 "dropped_stale_gradients": p.dropped_stale, "truncated": p.truncated,
                 "version": run.store.version if run.store else 0,
                 "bytes_moved": p.bytes_moved,  # weights out, results back, as sent
+                "bytes_to_hosts": p.bytes_to_hosts, "bytes_from_hosts": p.bytes_from_hosts,
                 "learner_samples_per_s": round(p.learner_samples_per_s, 1)}
 
 
@@ -224,7 +225,7 @@ class _Run:
                             version)
                 except StaleWeights:  # a host recreated since has none: send them
                     version, weights = self.store.snapshot()
-            self.recorder.moved(sum(w.nbytes for w in weights))
+            self.recorder.sent(sum(w.nbytes for w in weights))
             return (self.pool.call(placement, rule.work, version, weights, *args, **options),
                     version)
 

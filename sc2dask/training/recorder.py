@@ -26,7 +26,9 @@ class Progress:
     scores: collections.deque = dataclasses.field(
         default_factory=lambda: collections.deque(maxlen=100))
     history: list = dataclasses.field(default_factory=list)
-    bytes_moved: int = 0
+    bytes_moved: int = 0  # both directions: bytes_to_hosts + bytes_from_hosts
+    bytes_to_hosts: int = 0  # weights
+    bytes_from_hosts: int = 0  # trajectories (central) or gradients, as sent
     dropped_stale: int = 0
     truncated: int = 0  # trajectories cut by a crashed game (bootstrapped, not ended)
     learner_samples: int = 0  # steps through the client's learner (central mode), reuse counted
@@ -60,8 +62,14 @@ class Recorder:
         self._publisher, self._summaries, self._on_update = publisher, summaries, on_update
         self.checkpointed_at = progress.updates  # updates at the last checkpoint
 
-    def moved(self, nbytes: int) -> None:
-        """Count bytes that crossed the network (weights out, results back)."""
+    def sent(self, nbytes: int) -> None:
+        """Count bytes sent to a host (weights)."""
+        self.progress.bytes_to_hosts += int(nbytes)
+        self.progress.bytes_moved += int(nbytes)
+
+    def received(self, nbytes: int) -> None:
+        """Count bytes a host sent back (trajectories or gradients, as they travelled)."""
+        self.progress.bytes_from_hosts += int(nbytes)
         self.progress.bytes_moved += int(nbytes)
 
     def learned(self, samples: int, seconds: float) -> None:
@@ -81,6 +89,7 @@ class Recorder:
                "update": p.updates, "agent_steps": p.agent_steps, "version": self._version(),
                "staleness": staleness, "mean_score_last_100": p.mean_score_last_100,
                "episodes": p.episodes, "bytes_moved": p.bytes_moved,
+               "bytes_to_hosts": p.bytes_to_hosts, "bytes_from_hosts": p.bytes_from_hosts,
                "wall_s": time.monotonic() - self.started}
         p.history.append(row)
         if self._publisher is not None:

@@ -60,7 +60,7 @@ class CentralUpdates(UpdateRule):
         trajectories = [t for t in trajectories if t is not None]
         if not trajectories:
             return [placement]
-        self.recorder.moved(sum(t.nbytes for t in trajectories))
+        self.recorder.received(sum(t.nbytes for t in trajectories))
         staleness = self.store.version - min(t.version for t in trajectories)
         applied, started = 0, time.perf_counter()
         metrics = {}
@@ -92,7 +92,7 @@ class AsyncUpdates(UpdateRule):
             _count_rejected(self, metrics, scores, version)
             return [placement]
         staleness = self.store.version - version
-        self.recorder.moved(compression.nbytes(grads))
+        self.recorder.received(compression.nbytes(grads))
         if staleness > self.max_staleness:
             self.recorder.progress.dropped_stale += 1
             self.recorder.record(False, metrics, scores, staleness)
@@ -115,12 +115,12 @@ class SyncUpdates(UpdateRule):
         staleness = self.store.version - version
         _count_rejected(self, metrics, scores, version)
         if grads is not None and staleness > self.max_staleness:  # a straggler, too late
-            self.recorder.moved(compression.nbytes(grads))
+            self.recorder.received(compression.nbytes(grads))
             self.recorder.progress.dropped_stale += 1
             self.recorder.record(False, metrics, scores, staleness)
             return [placement]  # fresh weights, fresh work
         if grads is not None:
-            self.recorder.moved(compression.nbytes(grads))
+            self.recorder.received(compression.nbytes(grads))
             result = (compression.unpack(grads), metrics, scores)
         self._batch.append((result, version))
         self._waiting.append(placement)

@@ -1,0 +1,297 @@
+"""Scaling: time to score and agent steps/s against node count, on the miniature cluster.
+
+For each N of ``--nodes`` it builds N namespaced nodes (``tools/minicluster.py``), each
+capped at ``--cpu`` cores for its worker and its ``--envs-per-node`` games, and trains
+MoveToBeacon with sc2dask's defaults in ``--mode`` from a client capped at
+``--client-cpu`` cores (its own cgroup, in the root namespace) until the mean score of
+the last 100 episodes reaches ``--target`` or ``--minutes`` pass. The quotas are the same
+for every N, so N nodes have N times the env CPU and the same client.
+
+Per N it reports agent steps/s with learning, minutes to the target (or the score at the
+budget), bytes per update each way, the client's and each node's CPU use against their
+quotas, and the time the client spent throttled. Then speedup and efficiency against the
+first N, and, from the per-update costs measured, where it stops scaling and why, with a
+paper extrapolation to 16 and 64 nodes. The curves go to ``--out`` (PNG and CSV); the last
+line is one JSON object with a list per figure, in the order of ``--nodes``. Figures, not
+a test: run it as root, with nothing else busy.
+
+    sudo python benchmarks/bench_scaling.py --nodes 1,2,4 --mode sync --minutes 6 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+from minicluster import MiniCluster, MiniClusterUnavailable, node_name  # noqa: E402
+
+CSV_COLUMNS = ["nodes", "agent_steps", "wall_s", "mean_score_last_100", "episodes", "update",
+               "bytes_to_hosts", "bytes_from_hosts", "staleness"]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", default="1,2,4", help="node counts, comma-separated")
+    parser.add_argument("--mode", choices=["central", "sync", "async"], default="sync")
+    parser.add_argument("--compression", choices=["none", "fp16", "int8", "topk"],
+                        default="none")
+    parser.add_argument("--minutes", type=float, default=6.0, help="wall budget per N")
+    parser.add_argument("--target", type=float, default=25.0)
+    parser.add_argument("--cpu", type=float, default=0.35, help="cores per node")
+    parser.add_argument("--client-cpu", type=float, default=0.5, help="cores of the client")
+    parser.add_argument("--envs-per-node", type=int, default=2)
+    parser.add_argument("--rate", default="1gbit")
+    parser.add_argument("--delay", default="0.2ms")
+    parser.add_argument("--out", default=None, help="curve PNG (default benchmarks/results/"
+                        "scaling_<mode>[_<compression>].png)")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--run-one", metavar="SCHEDULER", help=argparse.SUPPRESS)
+    parser.add_argument("--envs", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--history", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.run_one:
+        return run_one(args)
+    try:
+        nodes = [int(n) for n in args.nodes.split(",")]
+    except ValueError:
+        parser.error(f"--nodes takes whole numbers, e.g. 1,2,4; not {args.nodes!r}")
+    suffix = args.mode + ("" if args.compression == "none" else f"_{args.compression}")
+    out = Path(args.out or ROOT / f"benchmarks/results/scaling_{suffix}.png")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    results, history = [], []
+    try:
+        for n in nodes:
+            result, rows = measure(n, args)
+            results.append(result)
+            history.extend(rows)
+            print(f"N={n}: {format_result(result)}", flush=True)
+    except MiniClusterUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    with open(out.with_suffix(".csv"), "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(history)
+    plot(history, results, out, args)
+    figures = summarise(results, args)
+    for line in explain(figures, args):
+        print(line)
+    print(f"curves: {out} and {out.with_suffix('.csv')}")
+    if args.json:
+        print(json.dumps(_finite(figures)))
+    return 0
+
+
+def measure(n: int, args) -> tuple[dict, list[dict]]:
+    """One training run on ``n`` nodes: its summary and figures, and its curve."""
+    envs = n * args.envs_per_node
+    with tempfile.TemporaryDirectory(prefix="sc2dask-scaling-") as tmp, \
+            MiniCluster(nodes=n, cpu=args.cpu, rate=args.rate, delay=args.delay,
+                        sc2=args.envs_per_node, logs=tmp) as cluster:
+        history = Path(tmp) / "history.json"
+        command = [sys.executable, __file__, "--run-one", cluster.scheduler_address,
+                   "--envs", str(envs), "--mode", args.mode, "--compression", args.compression,
+                   "--minutes", str(args.minutes), "--target", str(args.target),
+                   "--history", str(history)]
+        command = cluster.in_group("client", args.client_cpu, command)  # makes its cgroup
+        groups = ["sc2dmc-client", "sc2dmc-scheduler", *(node_name(i) for i in range(n))]
+        started = {g: cluster.cpu_seconds(g) for g in groups}
+        began = time.monotonic()
+        done = subprocess.run(command, capture_output=True, text=True)
+        wall = time.monotonic() - began
+        if done.returncode != 0:
+            raise RuntimeError(f"the run on {n} nodes failed:\n{done.stderr[-4000:]}")
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        used = {g: (cluster.cpu_seconds(g) - started[g]) / wall for g in groups}
+        result.update(
+            nodes=n, envs=envs, delay_applied=cluster.delay_applied,
+            client_cpu_cores=round(used["sc2dmc-client"], 3),
+            scheduler_cpu_cores=round(used["sc2dmc-scheduler"], 3),
+            node_cpu_cores=round(sum(used[node_name(i)] for i in range(n)) / n, 3),
+            client_throttled_s=round(cluster.throttled_seconds("sc2dmc-client"), 1))
+        rows = [{**row, "nodes": n} for row in json.loads(history.read_text())]
+    return result, rows
+
+
+def run_one(args) -> int:
+    """In the client's cgroup: train until the target or the budget; one JSON line."""
+    from distributed import Client
+
+    import sc2dask
+    budget = args.minutes * 60
+    from sc2dask.training.cluster import sc2_capacity
+    with Client(args.run_one, timeout=60, direct_to_workers=True) as client:
+        deadline = time.monotonic() + 180
+        while sum(sc2_capacity(client).values()) < args.envs:  # every node's worker
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the cluster never offered {args.envs} SC2 slots")
+            time.sleep(0.5)
+        run = sc2dask.train(client=client, envs=args.envs, mode=args.mode,
+                            compression=args.compression, max_steps=10**9,
+                            checkpoint_every=0)
+        reached = None
+        while run.running:
+            p = run.progress
+            if reached is None and p.episodes >= 20 and p.mean_score_last_100 >= args.target:
+                reached = p.history[-1]
+                run.stop()
+            elif p.history and p.history[-1]["wall_s"] >= budget:
+                run.stop()
+            time.sleep(0.5)
+        summary = run.wait()
+    history = run.progress.history
+    Path(args.history).write_text(json.dumps([
+        {k: row.get(k) for k in CSV_COLUMNS if k != "nodes"} for row in history]))
+    first, last = history[0], history[-1]  # from the first update: start-up left out
+    steps_per_s = ((last["agent_steps"] - first["agent_steps"])
+                   / max(1e-9, last["wall_s"] - first["wall_s"]))
+    print(json.dumps({
+        "agent_steps_per_s": round(steps_per_s, 1),
+        "minutes_to_target": reached and round(reached["wall_s"] / 60, 2),
+        "steps_to_target": reached and reached["agent_steps"],
+        "score_at_end": round(summary["mean_score_last_100"], 2),
+        "minutes": round(last["wall_s"] / 60, 2), "agent_steps": summary["agent_steps"],
+        "updates": summary["updates"],
+        "bytes_to_hosts_per_update": round(summary["bytes_to_hosts"] / max(1, summary["updates"])),
+        "bytes_from_hosts_per_update": round(summary["bytes_from_hosts"]
+                                             / max(1, summary["updates"])),
+        "learner_samples_per_s": summary["learner_samples_per_s"],
+        "dropped_stale": summary["dropped_stale_gradients"], "restarts": summary["restarts"],
+        "updates_per_s": round((last["update"] - first["update"])
+                               / max(1e-9, last["wall_s"] - first["wall_s"]), 2)}))
+    return 0
+
+
+def _finite(value):
+    """NaN (a figure a mode has none of) as null, so the line is strict JSON."""
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def summarise(results: list[dict], args) -> dict:
+    """Lists keyed by figure, in the order of the node counts, with speedup and efficiency
+    against the first count (in steps/s and, where every run reached it, time to target)."""
+    base = results[0]
+    figures = {key: [r.get(key) for r in results] for key in results[0]}
+    figures["speedup_steps_per_s"] = [round(r["agent_steps_per_s"] / base["agent_steps_per_s"], 3)
+                                      for r in results]
+    figures["efficiency_steps_per_s"] = [round(s * base["nodes"] / r["nodes"], 3) for s, r in
+                                         zip(figures["speedup_steps_per_s"], results)]
+    if all(r["minutes_to_target"] for r in results):
+        figures["speedup_time_to_target"] = [
+            round(base["minutes_to_target"] / r["minutes_to_target"], 3) for r in results]
+        figures["efficiency_time_to_target"] = [
+            round(s * base["nodes"] / r["nodes"], 3)
+            for s, r in zip(figures["speedup_time_to_target"], results)]
+    figures.update(mode=args.mode, compression=args.compression, cpu_per_node=args.cpu,
+                   client_cpu=args.client_cpu, envs_per_node=args.envs_per_node,
+                   minutes_budget=args.minutes, target=args.target)
+    return figures
+
+
+def explain(figures: dict, args) -> list[str]:
+    """Where scaling stops, from the measured per-update costs, and a paper extrapolation.
+
+    Per update the client spends ``client_cpu_cores / updates_per_s`` core-seconds; the
+    client can give ``client_cpu`` cores, so updates per second cannot pass
+    ``client_cpu / cost``. Bytes per update over the link bound it too. Extrapolating
+    assumes the per-node cost stays flat and the client's cost grows with the gradients
+    (sync: one per node per update) or trajectories it takes in.
+    """
+    lines = []
+    n, sps = figures["nodes"], figures["agent_steps_per_s"]
+    ups, client = figures["updates_per_s"], figures["client_cpu_cores"]
+    bytes_in, bytes_out = figures["bytes_from_hosts_per_update"], figures["bytes_to_hosts_per_update"]
+    rate_bps = _bits_per_s(args.rate)
+    per_node_sps = sps[0] / n[0]
+    client_s_per_step = client[-1] / sps[-1]  # client core-seconds per agent step, at most N
+    node_s_per_step = figures["node_cpu_cores"][-1] * n[-1] / sps[-1]
+    lines.append(f"per agent step: client {client_s_per_step * 1e3:.2f} ms of CPU, a node "
+                 f"{node_s_per_step * 1e3:.2f} ms; link {args.rate}: "
+                 f"{(bytes_in[-1] + bytes_out[-1]) / max(1, sps[-1] / ups[-1]):.0f} B per step")
+    client_cap = args.client_cpu / client_s_per_step
+    link_cap = rate_bps / 8 / max(1e-9, (bytes_in[-1] + bytes_out[-1]) / (sps[-1] / ups[-1]))
+    lines.append(f"ceilings: the client's {args.client_cpu} cores allow {client_cap:.0f} steps/s; "
+                 f"the link {link_cap:.0f} steps/s (one client link carries every node's "
+                 f"traffic); each node gives {per_node_sps:.0f} steps/s")
+    for nodes in (16, 64):
+        ideal = per_node_sps * nodes
+        lines.append(f"on paper, {nodes} nodes: ideal {ideal:.0f} steps/s, capped at "
+                     f"{min(ideal, client_cap, link_cap):.0f} by "
+                     f"{_limit(ideal, client_cap, link_cap)}")
+    return lines
+
+
+def _limit(ideal: float, client_cap: float, link_cap: float) -> str:
+    if ideal <= min(client_cap, link_cap):
+        return "nothing yet (the nodes)"
+    return "the client's CPU" if client_cap <= link_cap else "the client's link"
+
+
+def _bits_per_s(rate: str) -> float:
+    units = {"kbit": 1e3, "mbit": 1e6, "gbit": 1e9, "bit": 1.0}
+    for unit, scale in units.items():
+        if rate.lower().endswith(unit):
+            return float(rate[: -len(unit)]) * scale
+    return float(rate)
+
+
+def format_result(r: dict) -> str:
+    target = (f"target at {r['minutes_to_target']} min ({r['steps_to_target']} steps)"
+              if r["minutes_to_target"] else f"score {r['score_at_end']} at {r['minutes']} min")
+    return (f"{r['agent_steps_per_s']} steps/s, {target}, {r['updates']} updates, "
+            f"{r['bytes_to_hosts_per_update']} B out / {r['bytes_from_hosts_per_update']} B in "
+            f"per update, client {r['client_cpu_cores']} cores (throttled "
+            f"{r['client_throttled_s']} s), nodes {r['node_cpu_cores']} cores each")
+
+
+def plot(history: list[dict], results: list[dict], out: Path, args) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    for r in results:
+        rows = [row for row in history if row["nodes"] == r["nodes"]]
+        left.plot([row["wall_s"] / 60 for row in rows],
+                  [row["mean_score_last_100"] for row in rows], label=f"{r['nodes']} nodes")
+    left.axhline(args.target, color="grey", linestyle="--", linewidth=0.8)
+    left.set_xlabel("wall time (min)")
+    left.set_ylabel("mean score, last 100 episodes")
+    left.legend()
+    nodes = [r["nodes"] for r in results]
+    sps = [r["agent_steps_per_s"] for r in results]
+    right.plot(nodes, sps, marker="o", label="measured")
+    right.plot(nodes, [sps[0] * n / nodes[0] for n in nodes], linestyle="--", color="grey",
+               label="linear")
+    right.set_xlabel("nodes")
+    right.set_ylabel("agent steps/s with learning")
+    right.legend()
+    for ax in (left, right):
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"sc2dask {args.mode} ({args.compression}) on the miniature cluster: "
+                 f"{args.cpu} cores and {args.envs_per_node} envs per node, client "
+                 f"{args.client_cpu} cores ({time.strftime('%Y-%m-%d')})", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+
+
+if __name__ == "__main__":
+    if os.geteuid() != 0 and "--run-one" not in sys.argv:
+        print("error: the miniature cluster needs root (network namespaces, tc and cgroups)",
+              file=sys.stderr)
+        sys.exit(2)
+    sys.exit(main())
