@@ -1,10 +1,16 @@
-"""Compressed gradients: what a host sends the client in sync and async modes.
+"""Compressed gradients (what a host sends the client in sync and async modes) and
+compressed weight deltas (what the client sends a host, in every mode).
 
 ``none`` sends float32 arrays as they are. ``fp16`` and ``int8`` quantise each array with a
 scale of its own (its largest magnitude), for 2x and 4x fewer bytes. ``topk`` sends the
 ``fraction`` of entries largest in magnitude (as float16 with a scale, and their int32
 indices: 6 bytes each) and keeps the rest as a residual that is added to the next
 gradient (error feedback, Stich et al. 2018), so nothing is lost, only delayed.
+
+Weights travel to a host as the packed difference from the weights that host holds
+(``DeltaSender``). The client keeps a copy of what each host holds, updated with exactly
+what was sent, so the rounding of one delta is part of the next: the host's weights
+follow the store's with an error of one delta's rounding, never more.
 
 A packed gradient is a list of ``Packed`` tuples of numpy arrays and numbers: plain data
 that pickles anywhere, as everything that crosses the network does.
@@ -96,3 +102,70 @@ def unpack(grads: Sequence) -> list[np.ndarray]:
 def nbytes(grads: Sequence) -> int:
     """Bytes of gradients as they travel, packed or not."""
     return int(sum(g.nbytes for g in grads))
+
+
+class WeightDelta(NamedTuple):
+    """New weights as packed differences from the weights of version ``base``; an entry
+    of None leaves that array as the host holds it (layered synchronisation)."""
+
+    base: int
+    packed: list
+
+
+def apply_delta(weights: Sequence[np.ndarray], delta: WeightDelta) -> list[np.ndarray]:
+    """The weights a host holds after ``delta`` (it must hold ``delta.base``)."""
+    return [w if d is None else w + unpack([d])[0] for w, d in zip(weights, delta.packed)]
+
+
+class DeltaSender:
+    """What the client sends each host: whole weights the first time (and with ``none``
+    and no layering, where a delta is no smaller), then packed deltas from the copy it
+    keeps of what the host holds. Used from one thread per host at a time.
+
+    Layered synchronisation (``every`` > 1): the arrays marked in ``always`` (the policy
+    and value heads) travel with every new version, the others only once ``every``
+    versions have passed since they last did.
+    """
+
+    def __init__(self, method: str = "none", fraction: float = 0.01, every: int = 1,
+                 always: Sequence[bool] | None = None):
+        Compressor(method, fraction)  # checks both
+        if every < 1:
+            raise ValueError(f"layered sync sends the other layers every k >= 1 updates, "
+                             f"not {every}")
+        self.method, self.fraction, self.every = method, fraction, every
+        self.always = None if always is None else list(always)
+        self._held: dict = {}  # host key -> (version, the weights it holds, version of the rest)
+
+    def encode(self, key, version: int, weights: Sequence[np.ndarray]):
+        """What to send host ``key`` so that it holds ``weights`` of ``version`` (or, with
+        layering, that version's heads)."""
+        held = self._held.get(key)
+        if held is None or (self.method == "none" and self.every == 1):
+            return self.whole(key, version, weights)
+        base, copy, rest_at = held
+        send_rest = self.every == 1 or version - rest_at >= self.every
+        chosen = [i for i in range(len(weights))
+                  if send_rest or (self.always is not None and self.always[i])]
+        # A fresh compressor each time: the copy already carries what was not sent yet.
+        packed = Compressor(self.method, self.fraction).pack(
+            [np.asarray(weights[i], np.float32) - copy[i] for i in chosen])
+        entries = [None] * len(weights)
+        for i, entry in zip(chosen, packed):
+            entries[i] = entry
+        delta = WeightDelta(base, entries)
+        self._held[key] = (version, apply_delta(copy, delta), version if send_rest else rest_at)
+        return delta
+
+    def whole(self, key, version: int, weights: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Whole weights (a new host, or one that lost what it held)."""
+        if self.method != "none" or self.every > 1:
+            self._held[key] = (version, [np.array(w, np.float32) for w in weights], version)
+        return list(weights)
+
+
+def payload_nbytes(payload) -> int:
+    """Bytes of weights as they travel: whole, or a packed delta."""
+    if isinstance(payload, WeightDelta):
+        return nbytes([entry for entry in payload.packed if entry is not None])
+    return nbytes(payload)

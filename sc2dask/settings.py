@@ -127,6 +127,10 @@ class TrainSettings:
 
     map: str = Rule("the mini-game to train on")
     envs: int | None = Rule("environments in all; leave unset for all SC2 capacity", minimum=1)
+    envs_max: int | None = Rule("elastic: grow to this many envs as workers with SC2 "
+                                "capacity join, and carry on without the hosts of workers "
+                                "that leave for good; unset: a fixed number of envs",
+                                minimum=1)
     max_steps: int = Rule("agent steps to train for, summed over all envs", minimum=1)
     mode: Mode = Rule("central: the client computes gradients; sync: hosts do, averaged "
                       "per update; async: hosts do, applied as they arrive")
@@ -139,11 +143,15 @@ class TrainSettings:
                          "from its last (on weights one update older)")
     sync_gradients: int | None = Rule("sync: gradients averaged per update (at most the "
                                       "number of env hosts); unset: one per host", minimum=1)
-    compression: Compression = Rule("sync and async: how hosts send gradients (fp16, int8: "
-                                    "2x, 4x fewer bytes; topk: the topk-fraction largest, "
-                                    "with error feedback)")
-    topk_fraction: float = Rule("topk: the fraction of gradient entries a host sends",
-                                above=0, maximum=1)
+    compression: Compression = Rule("how weights travel to hosts (as deltas from what a "
+                                    "host holds) and, in sync and async, gradients back "
+                                    "(fp16, int8: 2x, 4x fewer bytes; topk: the "
+                                    "topk-fraction largest, with error feedback)")
+    topk_fraction: float = Rule("topk: the fraction of gradient (and weight delta) entries "
+                                "sent", above=0, maximum=1)
+    layered_sync: int = Rule("send hosts the policy and value heads with every update and "
+                             "the other layers every k updates (1: everything, every update)",
+                             minimum=1)
     max_staleness: int = Rule("async, and sync stragglers: drop gradients more than this "
                               "many versions old",
                               minimum=0)

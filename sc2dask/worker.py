@@ -3,6 +3,6 @@
 The preload itself is ``sc2dask/runtime/preload.py``.
 """
 
-from .runtime.preload import dask_setup
+from .runtime.preload import dask_setup, dask_teardown
 
-__all__ = ["dask_setup"]
+__all__ = ["dask_setup", "dask_teardown"]

@@ -1,10 +1,12 @@
-"""Compressed gradients: bytes saved per method, the error each makes, and topk's feedback."""
+"""Compressed gradients and weight deltas: bytes saved per method, the error each makes,
+and topk's feedback."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
-from sc2dask.compression import METHODS, Compressor, nbytes, unpack
+from sc2dask.compression import (METHODS, Compressor, DeltaSender, WeightDelta, apply_delta,
+                                 nbytes, payload_nbytes, unpack)
 
 pytestmark = pytest.mark.unit
 SHAPES = [(5, 5, 2, 16), (16,), (2048, 256), (256, 1)]  # conv, bias, dense, head
@@ -58,3 +60,45 @@ def test_unknown_methods_and_fractions_are_refused():
         Compressor("zip")
     with pytest.raises(ValueError, match=r"fraction must be in \(0, 1\]"):
         Compressor("topk", 0)
+
+
+@hsettings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**31), st.sampled_from(METHODS), st.integers(1, 5), st.integers(1, 12))
+def test_a_host_fed_weight_deltas_holds_what_the_client_thinks_it_holds(seed, method, every,
+                                                                       versions):
+    """Whatever the method and layering, the host (applying each delta to what it holds)
+    and the client's copy agree exactly, and after a version that carries everything the
+    host is within one delta's rounding of the store's weights."""
+    rng = np.random.default_rng(seed)
+    heads = [False, False, False, True]
+    sender = DeltaSender(method, 0.05, every, heads)
+    weights = _grads(rng, 1.0)
+    host = list(sender.encode("host", 0, weights))
+    for version in range(1, versions + 1):
+        weights = [w + u for w, u in zip(weights, _grads(rng, 1e-2))]
+        payload = sender.encode("host", version, weights)
+        assert isinstance(payload, WeightDelta) == (method != "none" or every > 1)
+        host = apply_delta(host, payload) if isinstance(payload, WeightDelta) else list(payload)
+        if isinstance(payload, WeightDelta):
+            sent = [entry is not None for entry in payload.packed]
+            everything = version % every == 0
+            assert sent == ([True] * 4 if everything else heads), (version, sent)
+        _, copy, _ = sender._held.get("host", (None, host, None))
+        for h, c in zip(host, copy):
+            np.testing.assert_array_equal(h, c)
+    if method in ("none", "fp16") and versions % every == 0:
+        for h, w in zip(host, weights):
+            np.testing.assert_allclose(h, w, atol=1e-3 * max(1.0, np.abs(w).max()))
+
+
+def test_weight_deltas_are_the_methods_share_of_whole_weights():
+    rng = np.random.default_rng(3)
+    weights = _grads(rng, 1.0)
+    for method, at_least in (("fp16", 1.99), ("int8", 3.99), ("topk", 50)):
+        sender = DeltaSender(method, 0.01)
+        assert payload_nbytes(sender.encode("h", 0, weights)) == nbytes(weights)  # whole
+        moved = [w + u for w, u in zip(weights, _grads(rng))]
+        assert nbytes(weights) / payload_nbytes(sender.encode("h", 1, moved)) >= at_least
+    layered = DeltaSender("none", every=4, always=[False, False, False, True])
+    layered.encode("h", 0, weights)
+    assert payload_nbytes(layered.encode("h", 1, weights)) == weights[3].nbytes

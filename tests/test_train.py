@@ -103,17 +103,22 @@ def _connections(process):
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-def test_compressed_gradients_train_and_move_fewer_bytes(client, mode):
-    """Weights still go out whole; the gradients coming back are 66x smaller with topk."""
-    per_update = {}
-    for method in ("none", "topk", "int8"):
+def test_compressed_gradients_and_weight_deltas_train_and_move_fewer_bytes(client, mode):
+    """Gradients back and weight deltas out both shrink: topk most, then int8; layered
+    sync sends the big layers only every k updates."""
+    back, out = {}, {}
+    for method, layered in (("none", 1), ("topk", 1), ("int8", 1), ("none", 4)):
         summary = train(client=client, mode=mode, envs=2, max_steps=256, compression=method,
-                        agent_overrides=TINY).wait(timeout=600)
+                        layered_sync=layered, agent_overrides=TINY).wait(timeout=600)
         assert summary["agent_steps"] >= 256 and summary["updates"] > 0, method
         assert summary["rejected_gradients"] == 0, method
-        per_update[method] = summary["bytes_moved"] / summary["updates"]
-    assert per_update["topk"] < 0.6 * per_update["none"], per_update
-    assert per_update["topk"] < per_update["int8"] < per_update["none"], per_update
+        back[method, layered] = summary["bytes_from_hosts"] / summary["updates"]
+        out[method, layered] = summary["bytes_to_hosts"] / summary["updates"]
+    assert back["topk", 1] < 0.1 * back["none", 1], back
+    assert back["topk", 1] < back["int8", 1] < back["none", 1], back
+    # the first weights go whole; every later version as a delta
+    assert out["topk", 1] < out["int8", 1] < 0.6 * out["none", 1], out
+    assert out["none", 4] < 0.6 * out["none", 1], out
 
 
 def test_central_mode_reuses_each_batch_for_several_epochs(client):

@@ -141,6 +141,12 @@ class Policy:
     def get_weights(self) -> list[np.ndarray]:
         return [np.array(w) for w in self.model.get_weights()]
 
+    def head_weights(self) -> list[bool]:
+        """Which of ``get_weights()`` belong to the policy's logits and the value head:
+        the small layers that layered synchronisation sends with every update."""
+        return [w.path.split("/")[0].endswith("_logits") or w.path.startswith("value_dense")
+                for w in self.model.weights]
+
     def set_weights(self, weights: Sequence[np.ndarray]) -> None:
         self.model.set_weights(list(weights))
 

@@ -17,7 +17,7 @@ import threading
 
 import numpy as np
 
-from ..compression import Compressor
+from ..compression import Compressor, WeightDelta, apply_delta
 from ..core import NonFiniteGradients
 from ..errors import ConfigError, SC2DaskError
 from ..game import GAME_FAILURES, EnvConfig, game_seed, load_agent_class
@@ -105,7 +105,9 @@ class EnvHost:
         """n steps of every env with the policy at ``version`` -> Trajectories (None: lost).
 
         ``weights`` may be None when this host already holds ``version``: weights
-        travel only when they changed. ``env_groups``: see ``play_batch``.
+        travel only when they changed, whole or as a ``WeightDelta`` from the version
+        this host holds (StaleWeights if it holds another). ``env_groups``: see
+        ``play_batch``.
         """
         # Building the learner starts a game and imports TensorFlow: never on the event loop.
         learner = await asyncio.to_thread(self._ensure_learner, version, weights, agent_config)
@@ -151,6 +153,11 @@ class EnvHost:
             if version != self._version:
                 if weights is None:
                     raise StaleWeights(f"this host holds weights v{self._version}, not v{version}")
+                if isinstance(weights, WeightDelta):
+                    if weights.base != self._version:
+                        raise StaleWeights(f"a delta from v{weights.base}, but this host holds "
+                                           f"v{self._version}")
+                    weights = apply_delta(self._learner.get_weights(), weights)
                 self._learner.set_weights(weights)
                 self._version = version
             return self._learner

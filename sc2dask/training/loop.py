@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 
+from ..compression import DeltaSender, payload_nbytes
 from ..errors import ConfigError
 from ..game import EnvConfig, check_map, check_map_name
 from ..monitoring.telemetry import TrainingPublisher
@@ -26,12 +27,15 @@ from ..runtime.env_host import StaleWeights
 from ..settings import AgentSettings, TrainSettings, load
 from . import checkpoint
 from .cluster import cluster_client
-from .pool import EnvPool
+from .pool import EnvPool, HostDropped
 from .recorder import Progress, Recorder
 from .store import ParameterStore
 from .updates import make_update_rule
 
 log = logging.getLogger(__name__)
+
+
+GROW_EVERY = 5.0  # seconds between an elastic run's looks for workers that joined
 
 
 class Training:
@@ -61,6 +65,24 @@ class Training:
     def stop(self) -> None:
         """Finish the update in flight, checkpoint, and stop."""
         self._run.stopping.set()
+
+    def retire_workers(self, workers, timeout: float = 60.0) -> None:
+        """Retire ``workers`` gracefully while training goes on: their env hosts close
+        first (dask will not retire a worker that holds an actor), their rollouts in
+        flight are dropped uncounted, and the other hosts carry the run. Needs hosts left
+        elsewhere; ``cluster.scale`` down and ``adapt`` also work, without this call."""
+        workers = set(workers)
+        pool = self._run.pool
+        if pool is None or not {p.worker for p in pool.placements} - workers:
+            raise ConfigError("retiring these workers would leave the run no env host; "
+                              "stop it instead (or add workers first).")
+        pool.release(workers)
+        client, deadline = self._run.client, time.monotonic() + timeout
+        while workers & set(client.scheduler_info(n_workers=-1)["workers"]):
+            client.retire_workers(list(workers), close_workers=True)  # refused while the
+            if time.monotonic() > deadline:                           # actors linger
+                raise TimeoutError(f"dask did not retire {sorted(workers)} in {timeout:g} s")
+            time.sleep(0.5)
 
     def wait(self, timeout: float | None = None) -> dict:
         """The summary once the run ends; raises what stopped it, if anything did."""
@@ -140,6 +162,10 @@ def check_settings(opts: TrainSettings, agent: AgentSettings) -> None:
     if agent.action_set not in ACTION_SETS:
         raise ConfigError(f"sc2dask.agent.action-set {agent.action_set!r} is not one of "
                           f"{', '.join(ACTION_SETS)} (sc2dask/agents/spaces.py).")
+    if opts.envs_max is not None and opts.envs is not None and opts.envs_max < opts.envs:
+        raise ConfigError(f"sc2dask.train.envs-max ({opts.envs_max}) is below envs "
+                          f"({opts.envs}); it is how far an elastic run grows, so give at "
+                          f"least envs, or leave it unset for a fixed number of envs.")
     if agent.epochs > 1 and opts.mode != "central":
         raise ConfigError(f"epochs={agent.epochs} reuses each batch on the client, so it "
                           f"needs mode='central' (in {opts.mode!r} mode workers send one "
@@ -191,7 +217,8 @@ class _Run:
         seed = opts.seed + (saved[2]["updates"] if saved else 0)  # fresh streams on resume
         publisher = TrainingPublisher(self.client, dataclasses.asdict(opts))
         with EnvPool(self.client, self.env_config, n_envs=opts.envs, seed=seed,
-                     call_timeout=opts.call_timeout, sc2=opts.sc2) as self.pool:
+                     call_timeout=opts.call_timeout, sc2=opts.sc2,
+                     elastic=opts.envs_max is not None) as self.pool:
             self.store = ParameterStore(self._make_learner())
             if saved:
                 self._restore(*saved)
@@ -212,24 +239,35 @@ class _Run:
         """Give every host work, then pass each result to ``rule`` until the run is done."""
         held = {}  # id(placement) -> the version its host holds
         pending: dict[concurrent.futures.Future, object] = {}
-        threads = concurrent.futures.ThreadPoolExecutor(len(self.pool.placements),
-                                                        thread_name_prefix="sc2dask-work")
+        sender = DeltaSender(self.settings.compression, self.settings.topk_fraction,
+                             self.settings.layered_sync,
+                             self.store.learner.policy.head_weights())
+        envs_max = self.settings.envs_max
+        threads = concurrent.futures.ThreadPoolExecutor(
+            max(len(self.pool.placements), envs_max or 0), thread_name_prefix="sc2dask-work")
+        looked = time.monotonic()  # an elastic run's last look for workers that joined
 
         def work(placement, version, weights):
             """(result, version) of the host's work; ``weights`` None: it holds them."""
             args = (self.settings.rollout_steps, self.agent_config)
             options = {"env_groups": self.settings.env_groups, **rule.work_options}
-            if weights is None:
-                try:
-                    return (self.pool.call(placement, rule.work, version, None, *args, **options),
-                            version)
-                except StaleWeights:  # a host recreated since has none: send them
-                    version, weights = self.store.snapshot()
-            self.recorder.sent(sum(w.nbytes for w in weights))
-            return (self.pool.call(placement, rule.work, version, weights, *args, **options),
+            payload = None if weights is None else sender.encode(id(placement), version,
+                                                                 weights)
+            if payload is not None:
+                self.recorder.sent(payload_nbytes(payload))
+            try:
+                return (self.pool.call(placement, rule.work, version, payload, *args, **options),
+                        version)
+            except StaleWeights:  # a host recreated since holds other weights, or none
+                version, weights = self.store.snapshot()
+            payload = sender.whole(id(placement), version, weights)
+            self.recorder.sent(payload_nbytes(payload))
+            return (self.pool.call(placement, rule.work, version, payload, *args, **options),
                     version)
 
         def give_work(placement):
+            if placement.released:  # its worker is retiring
+                return
             version, weights = self.store.snapshot()
             if held.get(id(placement)) == version:
                 weights = None  # the host has them: send only the version
@@ -239,16 +277,30 @@ class _Run:
         try:
             for placement in self.pool.placements:
                 give_work(placement)
+            hosts = len(self.pool.placements)
             while pending and not self._done():
                 finished, _ = concurrent.futures.wait(
-                    pending, return_when=concurrent.futures.FIRST_COMPLETED)
+                    pending, timeout=GROW_EVERY if envs_max else None,
+                    return_when=concurrent.futures.FIRST_COMPLETED)
+                if envs_max and time.monotonic() - looked >= GROW_EVERY:
+                    looked = time.monotonic()
+                    for placement in self.pool.grow(envs_max):
+                        give_work(placement)
                 for future in finished:
                     placement = pending.pop(future)
-                    result, version = future.result()
+                    try:
+                        result, version = future.result()
+                    except HostDropped:  # its worker left or retires: the others carry on
+                        continue
                     if rule.plays_ahead and not self._done():
                         give_work(placement)  # it plays while the client learns
                     for ready in rule.on_result(placement, result, version):
                         if not self._done() and not (rule.plays_ahead and ready is placement):
+                            give_work(ready)
+                if len(self.pool.placements) != hosts:  # grown, dropped or released
+                    hosts = len(self.pool.placements)
+                    for ready in rule.resize(hosts):
+                        if not self._done():
                             give_work(ready)
             for future in pending:  # let work in flight finish before the hosts close
                 future.result()

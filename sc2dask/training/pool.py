@@ -23,6 +23,7 @@ from distributed.comm.core import CommClosedError
 from ..errors import NoCapacityError, SC2DaskError
 from ..game import EnvConfig, game_seed
 from ..runtime.env_host import EnvHost
+from ..runtime.slot import SlotClosed
 from ..settings import parse_endpoint
 from .cluster import check_workers, require_capacity, sc2_capacity, worker_games
 
@@ -31,7 +32,8 @@ log = logging.getLogger(__name__)
 # How a lost actor may show up on the client: the proxy's call fails, or its future times
 # out. The same types are also what a host's own work can raise; ``EnvPool.lost`` tells.
 ACTOR_LOST = (RuntimeError, OSError, TimeoutError, concurrent.futures.TimeoutError)
-GONE = (CommClosedError, ConnectionError, TimeoutError, concurrent.futures.TimeoutError)
+GONE = (CommClosedError, ConnectionError, TimeoutError, concurrent.futures.TimeoutError,
+        SlotClosed)  # the host was closed under its work: its worker is closing
 MAX_TRIES = 5
 START_TIMEOUT = 60.0  # seconds for a replacement host to start before another look
 LOST_GRACE = 10.0  # seconds before the lost host's own worker is tried again
@@ -48,6 +50,7 @@ class Placement:
     host: object = None  # the dask Actor proxy
     endpoints: tuple[str, ...] = ()  # attached: the running game of each env
     pinned: bool = False  # attached to a worker's own games: only a worker listing them
+    released: bool = False  # closed on purpose (its worker retires): never replaced
 
 
 def plan_placements(capacity: dict[str, int], n_envs: int, seed: int = 0) -> list[Placement]:
@@ -110,14 +113,25 @@ def share_episodes(placements: list[Placement], episodes: int) -> list[int]:
     return shares
 
 
+class HostDropped(RuntimeError):
+    """An elastic run lost a host whose worker left for good, with no room for it
+    elsewhere: the run carries on with the others."""
+
+
 class EnvPool:
-    """Env hosts on the cluster behind ``client``; ``n_envs`` defaults to all capacity."""
+    """Env hosts on the cluster behind ``client``; ``n_envs`` defaults to all capacity.
+
+    An ``elastic`` pool ``grow``s onto workers that join, and drops (HostDropped) a host
+    whose worker left when no other worker has room for it, while other hosts remain.
+    """
 
     def __init__(self, client, config: EnvConfig, n_envs: int | None = None, seed: int = 0,
                  call_timeout: float = 600.0, tf_threads: int | None = None,
-                 sc2: tuple[str, ...] = ()):  # running games (HOST:PORT) to attach to
+                 sc2: tuple[str, ...] = (),  # running games (HOST:PORT) to attach to
+                 elastic: bool = False):
         self.client, self.config = client, config
         self.call_timeout = call_timeout
+        self.elastic, self.seed = elastic, seed
         self.tf_threads = tf_threads
         self.host_restarts = 0
         own_games = worker_games(client)
@@ -170,10 +184,58 @@ class EnvPool:
                     return self._start(placement, timeout=START_TIMEOUT)
                 except ACTOR_LOST as exc:  # that worker went too; look again
                     reason = exc
+            others = [p for p in self.placements if p is not placement]
+            if (self.elastic and others and not fits
+                    and time.monotonic() > started + LOST_GRACE):
+                self.placements.remove(placement)
+                self.n_envs -= placement.n_envs
+                log.warning("env host of %d envs dropped: %s left and no worker has room "
+                            "(%d envs remain)", placement.n_envs, lost, self.n_envs)
+                raise HostDropped(f"{lost} left; {self.n_envs} envs remain") from reason
             if time.monotonic() > stop:
                 raise RuntimeError(f"no live worker can host {placement.n_envs} envs after "
                                    f"losing {placement.worker}: {reason!r}")
             time.sleep(0.5)  # a Nanny restarts a killed worker within about a second
+
+    def grow(self, target: int) -> list[Placement]:
+        """Start hosts on free SC2 capacity (workers that joined, or room left over) until
+        the pool has ``target`` envs or no room is left; returns the new placements.
+        A run on running games (``sc2``) keeps its games."""
+        if self.n_envs >= target or any(p.endpoints for p in self.placements):
+            return []
+        free = {w: n for w, n in self._room(Placement("", 0, 0)).items() if n > 0}
+        wanted = min(target - self.n_envs, sum(free.values()))
+        if wanted <= 0:
+            return []
+        started = []
+        seed = game_seed(self.seed, len(self.placements), self.host_restarts)
+        for placement in plan_placements(free, wanted, seed):
+            try:
+                self._start(placement, timeout=START_TIMEOUT)
+            except ACTOR_LOST as exc:  # that worker went again; the next look retries
+                log.warning("no env host on %s (%r)", placement.worker, exc)
+                continue
+            self.placements.append(placement)
+            self.n_envs += placement.n_envs
+            started.append(placement)
+            log.info("env host of %d envs added on %s (%d envs now)", placement.n_envs,
+                     placement.worker, self.n_envs)
+        return started
+
+    def release(self, workers) -> list[Placement]:
+        """Close the hosts on ``workers`` for good and let go of their actors, so that dask
+        can retire those workers (it will not retire a worker holding an actor). Their
+        work in flight ends with HostDropped; nothing of it is counted."""
+        released = [p for p in self.placements if p.worker in set(workers)]
+        for placement in released:
+            placement.released = True
+            self.placements.remove(placement)
+            self.n_envs -= placement.n_envs
+            self._close_host(placement, timeout=CLOSE_TIMEOUT)
+            placement.host = None  # the actor goes once no call holds it
+            log.info("env host of %d envs on %s released (%d envs remain)",
+                     placement.n_envs, placement.worker, self.n_envs)
+        return released
 
     def _room(self, placement: Placement) -> dict[str, int]:
         """How many of ``placement``'s envs each live worker could host now: its free SC2
@@ -204,6 +266,8 @@ class EnvPool:
                 return getattr(placement.host, method)(*args, **kwargs).result(
                     timeout=self.call_timeout)
             except ACTOR_LOST as exc:
+                if placement.released:
+                    raise HostDropped(f"the host on {placement.worker} was released") from exc
                 if attempt == MAX_TRIES - 1 or not self.lost(placement, exc):
                     raise
                 self._replace(placement, exc)

@@ -46,6 +46,11 @@ class UpdateRule:
         that should get new work now (the same one, or none while it waits for others)."""
         raise NotImplementedError
 
+    def resize(self, n_hosts: int) -> list:
+        """The run now has ``n_hosts`` hosts (an elastic run grew or lost one); returns
+        placements that should get new work now."""
+        return []
+
 
 class CentralUpdates(UpdateRule):
     work = "rollout"
@@ -104,9 +109,11 @@ class AsyncUpdates(UpdateRule):
 
 
 class SyncUpdates(UpdateRule):
-    def __init__(self, store, recorder, gradients_per_update: int, max_staleness: int):
+    def __init__(self, store, recorder, gradients_per_update: int, max_staleness: int,
+                 follow_hosts: bool = False):  # k is the number of hosts, as it changes
         super().__init__(store, recorder)
         self.k, self.max_staleness = gradients_per_update, max_staleness
+        self.follow_hosts = follow_hosts
         self._batch: list[tuple] = []  # (result, version)
         self._waiting: list = []  # placements whose result is in the batch
 
@@ -124,8 +131,20 @@ class SyncUpdates(UpdateRule):
             result = (compression.unpack(grads), metrics, scores)
         self._batch.append((result, version))
         self._waiting.append(placement)
-        if len(self._batch) < self.k:
-            return []  # this host waits for the broadcast
+        return self._update_when_full()
+
+    def resize(self, n_hosts: int) -> list:
+        if self.follow_hosts:
+            self.k = n_hosts
+        else:
+            self.k = min(self.k, n_hosts)
+        return self._update_when_full()
+
+    def _update_when_full(self) -> list:
+        """Average and apply the batch once it holds ``k`` results; the hosts that waited
+        for it then get new work."""
+        if not self._batch or len(self._batch) < self.k:
+            return []  # the hosts in it wait for the broadcast
         batch, self._batch = self._batch, []
         waiting, self._waiting = self._waiting, []
         results = [r for r, _ in batch if r[0] is not None]
@@ -163,7 +182,8 @@ def make_update_rule(settings: TrainSettings, agent, store: ParameterStore, reco
         raise ConfigError(f"sc2dask.train.sync-gradients is {k} but the run has {n_hosts} env "
                           f"hosts (one per worker); set it to at most {n_hosts}, or leave it "
                           f"unset for one gradient per host.")
-    rule = SyncUpdates(store, recorder, k, settings.max_staleness)
+    rule = SyncUpdates(store, recorder, k, settings.max_staleness,
+                       follow_hosts=settings.sync_gradients is None)
     rule.work_options = {"compression": settings.compression, "fraction": settings.topk_fraction}
     return rule
 

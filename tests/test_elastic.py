@@ -1,0 +1,90 @@
+"""Elastic runs: hosts added on workers that join, hosts of workers that leave closed and
+their work carried by the others, and adaptive scaling by the SC2 capacity wanted."""
+
+import time
+
+import numpy as np
+import pytest
+from distributed import Client
+from waiting import wait_until
+
+from sc2dask import SC2Adaptive, train
+from sc2dask.errors import ConfigError
+from sc2dask.training.cluster import local_cluster, sc2_capacity
+from sc2dask.training.recorder import Progress, Recorder
+from sc2dask.training.updates import SyncUpdates
+
+TINY = dict(action_set="move", screen=16, minimap=16)
+
+
+class _Store:
+    """The two things SyncUpdates asks of a ParameterStore: its version, and apply."""
+
+    def __init__(self):
+        self.version, self.applied = 0, []
+
+    def apply(self, grads, lr_scale=1.0):
+        self.applied.append(grads)
+        self.version += 1
+        return True
+
+    def reject(self, reason):
+        raise AssertionError(reason)
+
+
+def _result(value):
+    return [np.full(3, value, np.float32)], {"steps": 8.0, "loss": 0.0}, []
+
+
+@pytest.mark.unit
+def test_sync_waits_for_every_host_as_hosts_come_and_go():
+    store = _Store()
+    rule = SyncUpdates(store, Recorder(Progress(), time.monotonic(), lambda: store.version,
+                                       lambda: None, 0), 2, 4, follow_hosts=True)
+    assert rule.on_result("a", _result(1.0), 0) == []
+    assert rule.resize(3) == []  # a host joined: the update waits for its gradient too
+    assert rule.on_result("b", _result(2.0), 0) == []
+    assert rule.resize(2) == ["a", "b"]  # one left before it answered: the two are enough
+    np.testing.assert_allclose(store.applied[0][0], 1.5)
+    fixed = SyncUpdates(store, rule.recorder, 2, 4, follow_hosts=False)
+    fixed.resize(5)
+    assert fixed.k == 2  # sync-gradients given: kept, only capped by the hosts there are
+
+
+def test_an_elastic_run_grows_onto_a_worker_that_joins_and_outlives_one_retired(sc2path):
+    """The rollout cut by the retirement is dropped uncounted; sync's update then waits
+    for one host's gradient instead of two."""
+    with local_cluster(n_workers=1, sc2_per_worker=1) as cluster, \
+            Client(cluster, direct_to_workers=True) as client:
+        run = train(client=client, mode="sync", envs=1, envs_max=2, max_steps=10**7,
+                    rollout_steps=8, agent_overrides=TINY)
+        try:
+            wait_until(lambda: run.progress.updates >= 2 or not run.running, 300, "2 updates")
+            first = set(sc2_capacity(client))
+            cluster.scale(2)
+            wait_until(lambda: run.pool.n_envs == 2 or not run.running, 120, "a second host")
+            assert {p.worker for p in run.pool.placements} - first, "the new worker got none"
+            retired = run.pool.placements[0].worker
+            run.retire_workers([retired])  # its host closes first: dask then retires it
+            assert retired not in sc2_capacity(client)
+            assert run.pool.n_envs == 1 and retired not in {p.worker for p in run.pool.placements}
+            after = run.progress.agent_steps
+            wait_until(lambda: run.progress.agent_steps > after + 32 or not run.running, 300,
+                       "training after the retirement")
+        finally:
+            run.stop()
+            summary = run.wait(timeout=300)
+    assert summary["updates"] > 2 and summary["rejected_gradients"] == 0, summary
+
+
+def test_sc2_adaptive_asks_for_the_workers_the_envs_need(sc2path):
+    with local_cluster(n_workers=1, sc2_per_worker=2) as cluster, \
+            Client(cluster) as client:
+        cluster.adapt(Adaptive=SC2Adaptive, envs=5, minimum=1, maximum=4, interval="200ms",
+                      wait_count=1)
+        wait_until(lambda: len(sc2_capacity(client)) == 3, 120, "3 workers for 5 envs")
+        assert sum(sc2_capacity(client).values()) == 6
+        time.sleep(2)  # and it stays there, though no task is running
+        assert len(sc2_capacity(client)) == 3
+    with pytest.raises(ConfigError, match="envs >= 1"):
+        SC2Adaptive(None, envs=0)
