@@ -28,34 +28,50 @@ def _leftovers() -> list[str]:
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
     return ([line for line in listed.splitlines() if line.startswith(minicluster.PREFIX)]
             + [line for line in links.splitlines() if f"{minicluster.PREFIX}-" in line]
-            + [str(p) for p in minicluster.CGROUP_CPU.glob(f"{minicluster.PREFIX}-*")])
+            + [str(p) for p in minicluster.CGROUP_CPU.glob(f"{minicluster.PREFIX}-*")]
+            + [str(p) for p in minicluster.CGROUP_CPUACCT.glob(f"{minicluster.PREFIX}-*")])
 
 
-def test_training_runs_on_namespaced_nodes_whose_games_share_the_nodes_cpu_quota(sc2path):
+def test_an_elastic_run_grows_onto_a_node_that_joins_and_outlives_one_that_leaves(sc2path):
+    """Each node's games run in its cgroup under its quota; a node that joins gets an env
+    host, and when the first node leaves the run goes on with the second."""
     import sc2dask
-    with MiniCluster(nodes=2, cpu=0.5, rate="100mbit", sc2=1,
+    with MiniCluster(nodes=1, cpu=0.5, rate="100mbit", sc2=1,
                      env={"SC2PATH": str(sc2path)}) as cluster, \
             Client(cluster.scheduler_address, timeout=30, direct_to_workers=True) as client:
-        client.wait_for_workers(2, timeout=120)
-        hosts = {w.split("//")[1].split(":")[0] for w in client.scheduler_info()["workers"]}
-        assert hosts == {minicluster.node_ip(0), minicluster.node_ip(1)}
+        client.wait_for_workers(1, timeout=120)
         quota = (minicluster.CGROUP_CPU / node_name(0) / "cpu.cfs_quota_us").read_text()
         assert int(quota) == 50_000  # 0.5 of a 100 ms period
         shaped = subprocess.run(["tc", "qdisc", "show", "dev", f"{minicluster.PREFIX}-v0"],
                                 capture_output=True, text=True).stdout
         assert "100Mbit" in shaped, shaped
-        run = sc2dask.train(client=client, envs=2, max_steps=100_000, agent_overrides=TINY)
+        run = sc2dask.train(client=client, mode="async", envs=1, envs_max=2,
+                            max_steps=10**7, agent_overrides=TINY)
         try:
-            wait_until(lambda: run.progress.agent_steps > 0, 300, "the first rollout")
+            wait_until(lambda: run.progress.updates > 0 or not run.running, 300, "an update")
+            cluster.add_node()
+            wait_until(lambda: run.pool.n_envs == 2 or not run.running, 180, "a second host")
+            hosts = {p.worker.split("//")[1].split(":")[0] for p in run.pool.placements}
+            assert hosts == {minicluster.node_ip(0), minicluster.node_ip(1)}
             for i in range(2):  # the node's games run inside its cgroup, under its quota
-                games = [p for p in map(_process, cluster.cgroup_pids(i))
-                         if p and "sc2dask.emulator" in " ".join(_cmdline(p))]
-                assert games, f"no game in node {i}'s cgroup"
+                wait_until(lambda i=i: _games_in(cluster, i), 120, f"a game on node {i}")
+            cluster.stop_node(0)
+            wait_until(lambda: run.pool.n_envs == 1 or not run.running, 180,
+                       "the run to let node 0 go")
+            steps = run.progress.agent_steps
+            wait_until(lambda: run.progress.agent_steps > steps or not run.running, 180,
+                       "training on node 1 alone")
+            assert not _games_in(cluster, 0)
         finally:
             run.stop()
             summary = run.wait(timeout=300)
-        assert summary["agent_steps"] > 0 and summary["restarts"] == 0
+        assert summary["agent_steps"] > 0 and summary["rejected_gradients"] == 0
     assert _leftovers() == []
+
+
+def _games_in(cluster, i) -> list:
+    return [p for p in map(_process, cluster.cgroup_pids(i))
+            if p and "sc2dask.emulator" in " ".join(_cmdline(p))]
 
 
 def test_sigterm_tears_everything_down_and_a_run_after_a_killed_one_starts(tmp_path):

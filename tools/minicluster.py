@@ -70,7 +70,10 @@ class MiniCluster:
     """``nodes`` namespaced nodes, a scheduler on the bridge, one worker per node.
 
     ``scheduler_address`` is ready once entered; ``workers[i]`` is node i's ``dask worker``
-    process (its Nanny). ``link_down(i)``/``link_up(i)`` cut and restore a node's network.
+    process (its Nanny). ``add_node()`` and ``stop_node(i)`` make nodes join and leave;
+    ``link_down(i)``/``link_up(i)`` cut and restore a node's network; ``in_group`` runs a
+    command (the client) in a capped cgroup of its own, and ``cpu_seconds`` reads any
+    group's CPU time.
     """
 
     def __init__(self, nodes: int = 2, cpu: float = 0.4, rate: str = "1gbit",
@@ -127,19 +130,23 @@ class MiniCluster:
         _run("ip", "addr", "add", f"{SCHEDULER_IP}/24", "dev", BRIDGE)
         _run("ip", "link", "set", BRIDGE, "up")
         for i in range(self.nodes):
-            ns, outside = node_name(i), f"{PREFIX}-v{i}"
-            _run("ip", "netns", "add", ns)
-            _run("ip", "link", "add", outside, "type", "veth", "peer", "name", "eth0",
-                 "netns", ns)
-            _run("ip", "link", "set", outside, "master", BRIDGE, "up")
-            _run("ip", "netns", "exec", ns, "ip", "addr", "add", f"{node_ip(i)}/24",
-                 "dev", "eth0")
-            _run("ip", "netns", "exec", ns, "ip", "link", "set", "eth0", "up")
-            _run("ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up")
-            # Both directions shaped: the bridge side to the node, eth0 from it.
-            for device, prefix in ((outside, []), ("eth0", ["ip", "netns", "exec", ns])):
-                self._shape(prefix, device)
-            _make_group(ns, self.cpu)
+            self._node_network(i)
+
+    def _node_network(self, i: int) -> None:
+        """Node i's namespace, its shaped veth link to the bridge, and its cgroup."""
+        ns, outside = node_name(i), f"{PREFIX}-v{i}"
+        _run("ip", "netns", "add", ns)
+        _run("ip", "link", "add", outside, "type", "veth", "peer", "name", "eth0",
+             "netns", ns)
+        _run("ip", "link", "set", outside, "master", BRIDGE, "up")
+        _run("ip", "netns", "exec", ns, "ip", "addr", "add", f"{node_ip(i)}/24",
+             "dev", "eth0")
+        _run("ip", "netns", "exec", ns, "ip", "link", "set", "eth0", "up")
+        _run("ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up")
+        # Both directions shaped: the bridge side to the node, eth0 from it.
+        for device, prefix in ((outside, []), ("eth0", ["ip", "netns", "exec", ns])):
+            self._shape(prefix, device)
+        _make_group(ns, self.cpu)
 
     def _shape(self, prefix: list[str], device: str) -> None:
         """Bandwidth and delay with netem; where the kernel has no netem (sch_netem), the
@@ -205,6 +212,22 @@ class MiniCluster:
         stat = dict(line.split() for line in (CGROUP_CPU / group / "cpu.stat").read_text()
                     .splitlines())
         return int(stat.get("throttled_time", 0)) / 1e9
+
+    # --- nodes joining and leaving ------------------------------------------------------
+
+    def add_node(self) -> int:
+        """A new node (namespace, link, quota, worker) joins the running cluster; its index."""
+        i = len(self.workers)
+        self._node_network(i)
+        self.workers.append(self._start_worker(i))
+        self.nodes = len(self.workers)
+        return i
+
+    def stop_node(self, i: int) -> None:
+        """Node i's worker leaves: SIGTERM, so it closes as a retired node would (its
+        preload's teardown closes its games), SIGKILL after 10 s."""
+        if self.workers[i] is not None:
+            _kill_group(self.workers[i])
 
     # --- faults --------------------------------------------------------------------------
 
