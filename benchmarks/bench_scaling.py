@@ -228,6 +228,13 @@ def explain(figures: dict, args) -> list[str]:
     lines.append(f"ceilings: the client's {args.client_cpu} cores allow {client_cap:.0f} steps/s; "
                  f"the link {link_cap:.0f} steps/s (one client link carries every node's "
                  f"traffic); each node gives {per_node_sps:.0f} steps/s")
+    interval = 1 / max(1e-9, ups[-1])
+    inbound_s = bytes_in[-1] * 8 / rate_bps
+    lines.append(f"at {n[-1]} nodes the client takes in {bytes_in[-1] / 1e6:.2f} MB per update: "
+                 f"{inbound_s * 1e3:.1f} ms of its link, {100 * inbound_s / interval:.1f} % of "
+                 f"the {interval * 1e3:.0f} ms between updates; a tree reduction on the workers "
+                 f"(one gradient in per update) would save at most "
+                 f"{inbound_s * (n[-1] - 1) / n[-1] * 1e3:.1f} ms of it")
     for nodes in (16, 64):
         ideal = per_node_sps * nodes
         lines.append(f"on paper, {nodes} nodes: ideal {ideal:.0f} steps/s, capped at "

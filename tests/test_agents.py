@@ -445,7 +445,9 @@ def test_set_tf_threads_is_safe_after_initialisation(learner):
     assert tf.config.threading.get_intra_op_parallelism_threads() == current
 
 
-@pytest.mark.parametrize("precision", ["float32", "mixed_bfloat16", "mixed_float16"])
+# mixed_float16 differs from mixed_bfloat16 only in the loss scale, which the two tests
+# above check; on this CPU it is 6x slower than float32, 36 s of the suite for no new bug.
+@pytest.mark.parametrize("precision", ["float32", "mixed_bfloat16"])
 def test_learns_to_click_the_beacon(beacon_env, precision):
     """The learner (masked loss, spatial head, Adam) learns, on real MoveToBeacon screens,
     the contextual bandit at the heart of the game: +1 for Move_screen onto the beacon.

@@ -178,7 +178,7 @@ def test_a_game_that_never_starts_ends_the_command_with_a_clear_error(tmp_path):
     done = _run(["evaluate", "--agent", "pysc2_evolved.agents.random_agent.RandomAgent",
                  "--map", "MoveToBeacon", "--episodes", "1", "--envs", "1",
                  "--screen", "16", "--minimap", "16"], tmp_path, timeout=240,
-                SC2PATH=str(tmp_path / "StarCraftII"), TIMEOUT_SECONDS="8")
+                SC2PATH=str(tmp_path / "StarCraftII"), TIMEOUT_SECONDS="4")
     assert done.returncode == 2, done.stdout + done.stderr[-3000:]
     assert "failed 5 times in a row" in done.stderr and "SC2PATH=" in done.stderr
     assert "Traceback" not in done.stderr

@@ -262,6 +262,8 @@ class EnvPool:
         failing call, and its error is raised.
         """
         for attempt in range(MAX_TRIES):
+            if placement.released:
+                raise HostDropped(f"the host on {placement.worker} was released")
             try:
                 return getattr(placement.host, method)(*args, **kwargs).result(
                     timeout=self.call_timeout)
