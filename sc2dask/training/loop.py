@@ -13,6 +13,7 @@ import concurrent.futures
 import contextlib
 import dataclasses
 import difflib
+import gc
 import logging
 import threading
 import time
@@ -79,6 +80,7 @@ class Training:
         pool.release(workers)
         client, deadline = self._run.client, time.monotonic() + timeout
         while workers & set(client.scheduler_info(n_workers=-1)["workers"]):
+            gc.collect()  # a host's call finishing now leaves its proxy in a cycle
             client.retire_workers(list(workers), close_workers=True)  # refused while the
             if time.monotonic() > deadline:                           # actors linger
                 raise TimeoutError(f"dask did not retire {sorted(workers)} in {timeout:g} s")

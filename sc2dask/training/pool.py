@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import gc
 import logging
 import time
 
@@ -235,6 +236,9 @@ class EnvPool:
             placement.host = None  # the actor goes once no call holds it
             log.info("env host of %d envs on %s released (%d envs remain)",
                      placement.n_envs, placement.worker, self.n_envs)
+        # The proxy's finished calls keep it in reference cycles (their closures), which
+        # only the cyclic collector frees; until then the client still holds the actor.
+        gc.collect()
         return released
 
     def _room(self, placement: Placement) -> dict[str, int]:
