@@ -226,8 +226,9 @@ def explain(figures: dict, args) -> list[str]:
     client_cap = args.client_cpu / client_s_per_step
     link_cap = rate_bps / 8 / max(1e-9, (bytes_in[-1] + bytes_out[-1]) / (sps[-1] / ups[-1]))
     lines.append(f"ceilings: the client's {args.client_cpu} cores allow {client_cap:.0f} steps/s; "
-                 f"the link {link_cap:.0f} steps/s (one client link carries every node's "
-                 f"traffic); each node gives {per_node_sps:.0f} steps/s")
+                 f"a client NIC at the nodes' {args.rate} allows {link_cap:.0f} steps/s (it "
+                 f"carries every node's traffic; here the client's side is not shaped); "
+                 f"each node gives {per_node_sps:.0f} steps/s")
     interval = 1 / max(1e-9, ups[-1])
     inbound_s = bytes_in[-1] * 8 / rate_bps
     lines.append(f"at {n[-1]} nodes the client takes in {bytes_in[-1] / 1e6:.2f} MB per update: "

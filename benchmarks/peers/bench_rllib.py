@@ -110,6 +110,7 @@ def measure(side: str, args) -> tuple[dict, list[dict]]:
             watch.sample()
             time.sleep(0.5)
         out, err = child.communicate()
+        watch.kill_survivors()  # e.g. Ray's agents, if its shutdown left them running
         if child.returncode != 0:
             raise RuntimeError(f"the {side} run failed:\n{err[-4000:]}")
         result = json.loads(out.strip().splitlines()[-1])
@@ -124,6 +125,7 @@ class TreeWatch:
     def __init__(self, pid: int):
         self.root, self.peak_rss = psutil.Process(pid), 0
         self.cpu: dict[int, tuple[str, float]] = {}  # pid -> (role, CPU seconds last seen)
+        self.created: dict[int, float] = {}  # pid -> its start time, to know it again
 
     def sample(self) -> None:
         try:
@@ -136,9 +138,20 @@ class TreeWatch:
                 rss += process.memory_info().rss
                 times = process.cpu_times()
                 self.cpu[process.pid] = (role(process), times.user + times.system)
+                self.created.setdefault(process.pid, process.create_time())
             except psutil.Error:
                 continue
         self.peak_rss = max(self.peak_rss, rss)
+
+    def kill_survivors(self) -> None:
+        """Kill what is left of the tree (the same processes: a reused pid is left alone)."""
+        for pid, created in self.created.items():
+            try:
+                process = psutil.Process(pid)
+                if process.create_time() == created:
+                    process.kill()
+            except psutil.Error:
+                pass
 
     def cpu_by_role(self) -> dict[str, float]:
         totals: dict[str, float] = {}
@@ -268,12 +281,16 @@ def move_to_beacon_gym(env_config=None):
 
 
 def train_rllib(args, started: float) -> list[dict]:
+    # RLlib imports TensorFlow whenever it is installed (sc2dask needs it), and TensorFlow
+    # and PyTorch in one process crash on their two copies of LLVM. This side is PyTorch.
+    os.environ["RLLIB_TEST_NO_TF_IMPORT"] = "1"
     import ray
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
     from ray.tune.registry import register_env
 
-    ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)
+    ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"RLLIB_TEST_NO_TF_IMPORT": "1"}})
     register_env("MoveToBeaconGym", move_to_beacon_gym)
     runners = 2
     config = (PPOConfig()
