@@ -302,17 +302,22 @@ def train_rllib(args, started: float) -> list[dict]:
               .training(**RLLIB_TRAINING)
               .rl_module(model_config=DefaultModelConfig(**RLLIB_MODEL)))
     algo = config.build_algo()
-    rows, episodes = [], 0
+    rows, episodes, window = [], 0, []  # window: (episodes, mean return) per iteration
     try:
         while True:
             result = algo.train()
             runner = result.get("env_runners", {})
-            episodes += int(runner.get("num_episodes", 0) or 0)
+            ended = int(runner.get("num_episodes", 0) or 0)
+            episodes += ended
+            if ended:  # RLlib's mean is this iteration's episodes': make it the last 100's
+                window.append((ended, float(runner["episode_return_mean"])))
+                while sum(n for n, _ in window) - window[0][0] >= 100:
+                    window.pop(0)
+            mean = (sum(n * m for n, m in window) / sum(n for n, _ in window)
+                    if window else float("nan"))
             rows.append({"wall_s": time.monotonic() - started,
                          "agent_steps": int(runner.get("num_env_steps_sampled_lifetime", 0)),
-                         "episodes": episodes,
-                         "mean_score_last_100": float(runner.get("episode_return_mean",
-                                                                 float("nan")))})
+                         "episodes": episodes, "mean_score_last_100": mean})
             if rows[-1]["wall_s"] >= args.minutes * 60 or (
                     episodes >= 20 and rows[-1]["mean_score_last_100"] >= args.target):
                 break
