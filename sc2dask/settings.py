@@ -97,6 +97,7 @@ def parse_endpoints(texts) -> tuple[str, ...]:
         endpoints.append(endpoint)
     return tuple(endpoints)
 
+
 def _section(name: str):
     """Make a frozen dataclass of settings section ``name``: each ``field: type = Rule(...)``
     gets its default from ``sc2dask.yaml`` and keeps its rule in the field's metadata."""

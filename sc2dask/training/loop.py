@@ -79,10 +79,12 @@ class Training:
                               "stop it instead (or add workers first).")
         pool.release(workers)
         client, deadline = self._run.client, time.monotonic() + timeout
+        # Dask refuses while an actor lingers there: a call still finishing leaves its
+        # proxy in a reference cycle until the collector runs, so collect and ask again.
         while workers & set(client.scheduler_info(n_workers=-1)["workers"]):
-            gc.collect()  # a host's call finishing now leaves its proxy in a cycle
-            client.retire_workers(list(workers), close_workers=True)  # refused while the
-            if time.monotonic() > deadline:                           # actors linger
+            gc.collect()
+            client.retire_workers(list(workers), close_workers=True)
+            if time.monotonic() > deadline:
                 raise TimeoutError(f"dask did not retire {sorted(workers)} in {timeout:g} s")
             time.sleep(0.5)
 
