@@ -189,3 +189,14 @@ class EnvHost:
         for slot in self._slots:
             slot.retire()
         self._env_threads.shutdown(wait=False)
+
+
+async def close_hosts(worker) -> None:
+    """Close ``worker``'s env hosts as it closes (a retirement, ``cluster.scale`` down,
+    ``adapt``): their games stop with the worker instead of outliving it, and the client
+    sees the hosts closed and redoes their work elsewhere (``sc2dask/training/pool.py``).
+    The ``sc2dask.worker`` preload's ``dask_teardown``."""
+    for actor in list(worker.state.actors.values()):
+        if isinstance(actor, EnvHost):
+            log.info("closing an env host of %d envs as the worker closes", actor.n_envs)
+            await asyncio.to_thread(actor.close)

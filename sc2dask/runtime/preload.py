@@ -61,20 +61,6 @@ def dask_setup(worker) -> None:
     worker.loop.add_callback(_announce_when_registered, worker, report)
 
 
-async def dask_teardown(worker) -> None:
-    """Close this worker's env hosts as it closes (a retirement, ``cluster.scale`` down,
-    ``adapt``): their games stop with the worker instead of outliving it, and the client
-    sees the hosts closed and redoes their work elsewhere (``sc2dask/training/pool.py``)."""
-    if not worker.state.actors:
-        return
-    from .env_host import EnvHost
-    for actor in list(worker.state.actors.values()):
-        if isinstance(actor, EnvHost):
-            log.info("sc2dask: closing an env host of %d envs as the worker closes",
-                     actor.n_envs)
-            await asyncio.to_thread(actor.close)
-
-
 def limit_tf_threads(threads: int) -> int:
     """Give TensorFlow ``threads`` threads in this process, unless the user chose already."""
     for name in TF_THREAD_VARIABLES:
