@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
@@ -68,14 +69,16 @@ class EnvSlot:
         return self._timestep
 
     def reset(self):
-        self._timestep = self.ensure().reset()[0]
+        with self._closing():
+            self._timestep = self.ensure().reset()[0]
         self._score = 0.0
         self.failures_in_a_row = 0
         return self._timestep
 
     def step(self, action) -> Step:
         """Play ``action``; an episode that ends is counted, and ``current`` starts the next."""
-        timestep = self.env.step([action])[0]
+        with self._closing():
+            timestep = self.env.step([action])[0]
         self.failures_in_a_row = 0
         self._score += timestep.reward
         if not timestep.last():
@@ -92,10 +95,22 @@ class EnvSlot:
         Rollouts afterwards start a new episode, whatever happened to this one.
         """
         self._timestep = None
-        score = play_episode(self.ensure(), agent)
+        with self._closing():
+            score = play_episode(self.ensure(), agent)
         self.episodes += 1
         self.failures_in_a_row = 0
         return score
+
+    @contextlib.contextmanager
+    def _closing(self):
+        """Whatever a game call raises once the host has closed it under the call (pysc2
+        fails in its own ways on a closed env, e.g. a TypeError) is SlotClosed."""
+        try:
+            yield
+        except Exception as exc:
+            if self.retired:
+                raise SlotClosed("this env host was closed") from exc
+            raise
 
     def crashed(self, exc: BaseException) -> None:
         """Close what is left of a crashed game; the next ``ensure`` starts a new one.
