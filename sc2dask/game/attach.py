@@ -40,7 +40,7 @@ def wait_for_game(endpoint: str, timeout: float) -> None:
         except OSError as exc:
             if time.monotonic() + PROBE_INTERVAL > deadline:
                 raise remote_controller.ConnectError(
-                    f"no game answers at {endpoint} ({exc})") from None
+                    f"{endpoint}: {exc.strerror or exc}") from None
             time.sleep(PROBE_INTERVAL)
 
 
@@ -76,7 +76,7 @@ def attach_env(endpoint: str, first: bool, **sc2env_kwargs) -> AttachedSC2Env:
         if not first:
             raise
         raise EndpointUnreachableError(
-            f"No StarCraft II answers at {endpoint} ({exc}, after {FIRST_CONNECT_TIMEOUT:g} s "
-            f"from {socket.gethostname()}). Start the game there (`StarCraft II -listen HOST "
+            f"No StarCraft II answers at {endpoint} ({str(exc).split(': ', 1)[-1]}, after "
+            f"{FIRST_CONNECT_TIMEOUT:g} s, from {socket.gethostname()}). Start the game there (`StarCraft II -listen HOST "
             f"-port PORT`, or `sc2dask emulator serve --listen HOST --port PORT`), or leave "
             f"the address out of --sc2.") from None
