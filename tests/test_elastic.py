@@ -47,8 +47,10 @@ def test_sync_waits_for_every_host_as_hosts_come_and_go():
     assert rule.resize(2) == ["a", "b"]  # one left before it answered: the two are enough
     np.testing.assert_allclose(store.applied[0][0], 1.5)
     fixed = SyncUpdates(store, rule.recorder, 2, 4, follow_hosts=False)
+    fixed.resize(1)
+    assert fixed.k == 1  # sync-gradients given: capped by the hosts there are,
     fixed.resize(5)
-    assert fixed.k == 2  # sync-gradients given: kept, only capped by the hosts there are
+    assert fixed.k == 2  # and back to it when hosts return
 
 
 def test_an_elastic_run_grows_onto_a_worker_that_joins_and_outlives_one_retired(sc2path):

@@ -113,7 +113,7 @@ class SyncUpdates(UpdateRule):
                  follow_hosts: bool = False):  # k is the number of hosts, as it changes
         super().__init__(store, recorder)
         self.k, self.max_staleness = gradients_per_update, max_staleness
-        self.follow_hosts = follow_hosts
+        self.follow_hosts, self._given_k = follow_hosts, gradients_per_update
         self._batch: list[tuple] = []  # (result, version)
         self._waiting: list = []  # placements whose result is in the batch
 
@@ -134,10 +134,8 @@ class SyncUpdates(UpdateRule):
         return self._update_when_full()
 
     def resize(self, n_hosts: int) -> list:
-        if self.follow_hosts:
-            self.k = n_hosts
-        else:
-            self.k = min(self.k, n_hosts)
+        # sync-gradients, when given, holds as long as there are that many hosts
+        self.k = n_hosts if self.follow_hosts else min(self._given_k, n_hosts)
         return self._update_when_full()
 
     def _update_when_full(self) -> list:
