@@ -30,7 +30,7 @@ from .flags import add_setting_flags, given
 
 def train_agent(args: argparse.Namespace) -> int:
     """Train on a Dask cluster with a progress bar; Ctrl-C stops after a checkpoint."""
-    from ..game import check_map, check_map_name
+    from ..game import check_map
     from ..monitoring.telemetry import training_page_link
     from ..training import checkpoint
     from ..training.cluster import cluster_client
@@ -46,8 +46,7 @@ def train_agent(args: argparse.Namespace) -> int:
                           "the run wrote (or set sc2dask.train.checkpoint-dir).")
     if args.resume:
         checkpoint.load(run_opts.checkpoint_dir)  # a missing or corrupt one
-    # all of this before a cluster starts (running games may be real: pysc2's map names)
-    (check_map_name if run_opts.sc2 else check_map)(run_opts.map)
+    check_map(run_opts.map, attached=bool(run_opts.sc2))  # all of this before a cluster starts
     with Console("train", args.verbose, quiet=args.json) as console, \
             contextlib.ExitStack() as stack:
         with _children_ignore_sigint():

@@ -5,10 +5,9 @@ modules from there.
 """
 
 from .agents import load_agent_class, play_episode, scripted_agent_path
-from .envs import GAME_FAILURES, EnvConfig, check_map, check_map_name, game_seed, make_env
+from .envs import GAME_FAILURES, EnvConfig, check_map, game_seed, make_env
 from .install import DEFAULT_EMULATOR_DIR, GameInstall, find_game, install_emulator
 
 __all__ = ["DEFAULT_EMULATOR_DIR", "GAME_FAILURES", "EnvConfig", "GameInstall", "check_map",
-           "check_map_name",
            "find_game", "game_seed", "install_emulator", "load_agent_class", "make_env",
            "play_episode", "scripted_agent_path"]

@@ -77,6 +77,6 @@ def attach_env(endpoint: str, first: bool, **sc2env_kwargs) -> AttachedSC2Env:
             raise
         raise EndpointUnreachableError(
             f"No StarCraft II answers at {endpoint} ({str(exc).split(': ', 1)[-1]}, after "
-            f"{FIRST_CONNECT_TIMEOUT:g} s, from {socket.gethostname()}). Start the game there (`StarCraft II -listen HOST "
-            f"-port PORT`, or `sc2dask emulator serve --listen HOST --port PORT`), or leave "
-            f"the address out of --sc2.") from None
+            f"{FIRST_CONNECT_TIMEOUT:g} s, from {socket.gethostname()}). Start the game "
+            f"there (`StarCraft II -listen HOST -port PORT`, or `sc2dask emulator serve "
+            f"--listen HOST --port PORT`), or leave the address out of --sc2.") from None

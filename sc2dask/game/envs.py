@@ -45,26 +45,26 @@ def game_seed(*parts: int) -> int:
     return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(1, np.uint32)[0])
 
 
-def check_map(map_name: str) -> GameInstall:
-    """The game that will play ``map_name``; UnknownMapError if none can."""
-    check_map_name(map_name)
-    game = find_game()
-    if game.kind == "emulator" and map_name not in SCENARIOS:
-        raise UnknownMapError(
-            f"The sc2dask emulator cannot play {map_name!r}; it plays "
-            f"{', '.join(SCENARIOS)}. Install StarCraft II and set SC2PATH for other maps.")
-    return game
+def check_map(map_name: str, attached: bool = False) -> GameInstall | None:
+    """The game that will play ``map_name``; UnknownMapError if none can.
 
-
-def check_map_name(map_name: str) -> None:
-    """UnknownMapError unless pysc2 knows ``map_name`` (a running game attached to may be
-    the real one, so which game plays it is not checked here)."""
+    ``attached``: the run plays games already running (``--sc2``), which may be the real
+    game, so only pysc2's knowing the map is checked, and no local game is looked for.
+    """
     try:
         maps.get(map_name)
     except maps.lib.NoMapError:
         raise UnknownMapError(
             f"Unknown map {map_name!r}. pysc2 knows: {', '.join(sorted(maps.get_maps()))}."
         ) from None
+    if attached:
+        return None
+    game = find_game()
+    if game.kind == "emulator" and map_name not in SCENARIOS:
+        raise UnknownMapError(
+            f"The sc2dask emulator cannot play {map_name!r}; it plays "
+            f"{', '.join(SCENARIOS)}. Install StarCraft II and set SC2PATH for other maps.")
+    return game
 
 
 def make_env(map_name: str, endpoint: str | None = None, first: bool = True,
@@ -79,10 +79,7 @@ def make_env(map_name: str, endpoint: str | None = None, first: bool = True,
       UnknownMapError: pysc2 does not know ``map_name``, or the emulator cannot play it.
       EndpointUnreachableError: the game at ``endpoint`` does not answer (``first``).
     """
-    if endpoint is None:
-        check_map(map_name)
-    else:
-        check_map_name(map_name)
+    check_map(map_name, attached=endpoint is not None)
     sc2env_kwargs.setdefault("players", [sc2_env.Agent(sc2_env.Race.terran)])
     sc2env_kwargs.setdefault("agent_interface_format", features.AgentInterfaceFormat(
         feature_dimensions=features.Dimensions(screen=64, minimap=64)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import statistics
 
-from ..game import EnvConfig, check_map, check_map_name, load_agent_class
+from ..game import EnvConfig, check_map, load_agent_class
 from ..settings import EvaluateSettings, load
 from .cluster import cluster_client
 from .pool import EnvPool
@@ -42,9 +42,8 @@ def evaluate(agent: str, map: str | None = None, episodes: int | None = None,
     load_agent_class(agent)  # fail here, with a clear message, not on a worker
     config = config or EnvConfig(opts.map, screen=opts.screen, minimap=opts.minimap,
                                  step_mul=opts.step_mul)
-    # unknown maps fail here, before any worker starts a game (a running game may be the
-    # real one, so only pysc2's knowing the map is checked for those)
-    (check_map_name if opts.sc2 else check_map)(config.map_name)
+    # unknown maps fail here, before any worker starts a game
+    check_map(config.map_name, attached=bool(opts.sc2))
     if client is None:
         with cluster_client(scheduler, opts.envs or len(opts.sc2) or None) as own:
             return evaluate(agent, episodes=opts.episodes, envs=opts.envs, client=own,

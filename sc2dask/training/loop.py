@@ -22,7 +22,7 @@ import numpy as np
 
 from ..compression import DeltaSender, payload_nbytes
 from ..errors import ConfigError
-from ..game import EnvConfig, check_map, check_map_name
+from ..game import EnvConfig, check_map
 from ..monitoring.telemetry import TrainingPublisher
 from ..runtime.env_host import StaleWeights
 from ..settings import AgentSettings, TrainSettings, load
@@ -126,7 +126,7 @@ def train(client=None, scheduler: str | None = None, resume: bool = False,
     check_settings(opts, agent)
     if resume and not opts.checkpoint_dir:
         raise ConfigError("resume needs checkpoint_dir (the folder train wrote)")
-    (check_map_name if opts.sc2 else check_map)(opts.map)  # running games may be real ones
+    check_map(opts.map, attached=bool(opts.sc2))
     held = contextlib.ExitStack()  # the checkpoint folder, until the run ends
     if opts.checkpoint_dir:
         held.enter_context(checkpoint.run_lock(opts.checkpoint_dir))
