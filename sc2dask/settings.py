@@ -117,9 +117,10 @@ def _section(name: str):
     return decorate
 
 
-SC2_HELP = ("games already running to play on (HOST:PORT each, e.g. `StarCraft II -listen "
-            "HOST -port PORT` or `sc2dask emulator serve`), one env each, on the workers "
-            "nearest them; empty: every env launches its own game")
+RUNNING_GAMES = Rule("games already running to play on (HOST:PORT each, e.g. `StarCraft II "
+                     "-listen HOST -port PORT` or `sc2dask emulator serve`), one env each, on "
+                     "the workers nearest them; empty: every env launches its own game",
+                     parse=parse_endpoints, metavar="HOST:PORT,...")
 
 
 @_section("train")
@@ -160,7 +161,7 @@ class TrainSettings:
     checkpoint_every: int = Rule("updates between checkpoints (0: only at the end)", minimum=0)
     seed: int = Rule("seed of the weights, the games and the action sampling", minimum=0)
     call_timeout: float = Rule("seconds before an env host counts as lost", above=0)
-    sc2: tuple[str, ...] = Rule(SC2_HELP, parse=parse_endpoints, metavar="HOST:PORT,...")
+    sc2: tuple[str, ...] = RUNNING_GAMES
 
 
 @_section("agent")
@@ -197,7 +198,7 @@ class EvaluateSettings:
     screen: int = Rule("feature screen size, pixels a side", minimum=1, maximum=1024)
     minimap: int = Rule("feature minimap size, pixels a side", minimum=1, maximum=1024)
     step_mul: int = Rule("game loops per agent step", minimum=1)
-    sc2: tuple[str, ...] = Rule(SC2_HELP, parse=parse_endpoints, metavar="HOST:PORT,...")
+    sc2: tuple[str, ...] = RUNNING_GAMES
 
 
 @_section("worker")
@@ -349,7 +350,6 @@ def _checked(name: str, value, hint, rule: Rule, origin: str):
         except ConfigError as exc:
             raise ConfigError(f"{name} (from {origin}): {exc}") from None
     return converted
-
 
 
 _INVALID = object()

@@ -255,19 +255,19 @@ class _Run:
             """(result, version) of the host's work; ``weights`` None: it holds them."""
             args = (self.settings.rollout_steps, self.agent_config)
             options = {"env_groups": self.settings.env_groups, **rule.work_options}
-            payload = None if weights is None else sender.encode(id(placement), version,
-                                                                 weights)
-            if payload is not None:
-                self.recorder.sent(payload_nbytes(payload))
-            try:
+
+            def call(version, payload):
+                if payload is not None:
+                    self.recorder.sent(payload_nbytes(payload))
                 return (self.pool.call(placement, rule.work, version, payload, *args, **options),
                         version)
+
+            try:
+                return call(version, None if weights is None
+                            else sender.encode(id(placement), version, weights))
             except StaleWeights:  # a host recreated since holds other weights, or none
                 version, weights = self.store.snapshot()
-            payload = sender.whole(id(placement), version, weights)
-            self.recorder.sent(payload_nbytes(payload))
-            return (self.pool.call(placement, rule.work, version, payload, *args, **options),
-                    version)
+            return call(version, sender.whole(id(placement), version, weights))
 
         def give_work(placement):
             if placement.released:  # its worker is retiring

@@ -142,10 +142,14 @@ class EnvPool:
         else:
             capacity = require_capacity(client, n_envs)
             self.placements = plan_placements(capacity, n_envs or sum(capacity.values()), seed)
-        self.n_envs = sum(p.n_envs for p in self.placements)
         self._threads = concurrent.futures.ThreadPoolExecutor(max(4, len(self.placements)))
         for future in [self._threads.submit(self._start, p) for p in self.placements]:
             future.result()
+
+    @property
+    def n_envs(self) -> int:
+        """Envs of the hosts the run has now (an elastic pool grows and shrinks)."""
+        return sum(p.n_envs for p in self.placements)
 
     # --- placement and supervision -------------------------------------------------------
 
@@ -189,7 +193,6 @@ class EnvPool:
             if (self.elastic and others and not fits
                     and time.monotonic() > started + LOST_GRACE):
                 self.placements.remove(placement)
-                self.n_envs -= placement.n_envs
                 log.warning("env host of %d envs dropped: %s left and no worker has room "
                             "(%d envs remain)", placement.n_envs, lost, self.n_envs)
                 raise HostDropped(f"{lost} left; {self.n_envs} envs remain") from reason
@@ -204,7 +207,7 @@ class EnvPool:
         A run on running games (``sc2``) keeps its games."""
         if self.n_envs >= target or any(p.endpoints for p in self.placements):
             return []
-        free = {w: n for w, n in self._room(Placement("", 0, 0)).items() if n > 0}
+        free = {w: n for w, n in self._free_capacity().items() if n > 0}
         wanted = min(target - self.n_envs, sum(free.values()))
         if wanted <= 0:
             return []
@@ -217,7 +220,6 @@ class EnvPool:
                 log.warning("no env host on %s (%r)", placement.worker, exc)
                 continue
             self.placements.append(placement)
-            self.n_envs += placement.n_envs
             started.append(placement)
             log.info("env host of %d envs added on %s (%d envs now)", placement.n_envs,
                      placement.worker, self.n_envs)
@@ -231,7 +233,6 @@ class EnvPool:
         for placement in released:
             placement.released = True
             self.placements.remove(placement)
-            self.n_envs -= placement.n_envs
             self._close_host(placement, timeout=CLOSE_TIMEOUT)
             placement.host = None  # the actor goes once no call holds it
             log.info("env host of %d envs on %s released (%d envs remain)",
@@ -253,9 +254,14 @@ class EnvPool:
             host = parse_endpoint(placement.endpoints[0])[0]
             near = {w for w in games if get_address_host(w) == host}
             return {w: placement.n_envs for w in (near or games)}
+        return self._free_capacity(excluding=placement)
+
+    def _free_capacity(self, excluding: Placement | None = None) -> dict[str, int]:
+        """Each live worker's SC2 capacity less the envs of this pool's hosts on it (but
+        ``excluding``'s, the host being placed again)."""
         used = {}
         for p in self.placements:
-            if p is not placement:
+            if p is not excluding:
                 used[p.worker] = used.get(p.worker, 0) + p.n_envs
         return {w: n - used.get(w, 0) for w, n in sc2_capacity(self.client).items()}
 

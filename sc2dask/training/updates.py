@@ -113,7 +113,7 @@ class SyncUpdates(UpdateRule):
                  follow_hosts: bool = False):  # k is the number of hosts, as it changes
         super().__init__(store, recorder)
         self.k, self.max_staleness = gradients_per_update, max_staleness
-        self.follow_hosts, self._given_k = follow_hosts, gradients_per_update
+        self._given_k = None if follow_hosts else gradients_per_update  # sync-gradients
         self._batch: list[tuple] = []  # (result, version)
         self._waiting: list = []  # placements whose result is in the batch
 
@@ -135,7 +135,7 @@ class SyncUpdates(UpdateRule):
 
     def resize(self, n_hosts: int) -> list:
         # sync-gradients, when given, holds as long as there are that many hosts
-        self.k = n_hosts if self.follow_hosts else min(self._given_k, n_hosts)
+        self.k = n_hosts if self._given_k is None else min(self._given_k, n_hosts)
         return self._update_when_full()
 
     def _update_when_full(self) -> list:
