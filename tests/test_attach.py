@@ -3,7 +3,6 @@ real `sc2dask emulator serve` processes, real pysc2 over the wire, a real Dask c
 
 import contextlib
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -13,6 +12,7 @@ import psutil
 import pytest
 from distributed import Client
 from emulator_process import free_port
+from processes import Processes
 from waiting import wait_until
 
 from sc2dask.errors import ConfigError, EndpointUnreachableError, NoCapacityError
@@ -130,37 +130,13 @@ def test_training_reconnects_to_a_game_that_died_once_it_listens_again(client):
 
 
 def test_a_workers_own_games_from_its_environment_host_its_envs(sc2path, tmp_path):
-    logs = tmp_path / "scheduler.json"
-    with serving(1) as games, contextlib.ExitStack() as stack:
-        scheduler = subprocess.Popen(
-            [str(BIN / "dask"), "scheduler", "--host", "127.0.0.1", "--port", "0",
-             "--dashboard-address", "127.0.0.1:0", "--scheduler-file", str(logs)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        stack.callback(_stop_group, scheduler)
-        address = wait_until(lambda: _read_address(logs), 60, "the scheduler file")
-        worker = subprocess.Popen(
-            [str(BIN / "dask"), "worker", address, "--nthreads", "1", "--preload",
-             "sc2dask.worker"],  # no SC2 resource: the games are not this worker's to start
-            env={**os.environ, "DASK_SC2DASK__WORKER__SC2": games[0][1]},
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        stack.callback(_stop_group, worker)
+    processes = Processes(tmp_path)
+    with serving(1) as games, contextlib.closing(processes):
+        address = processes.scheduler()
+        processes.start(  # no SC2 resource: the games are not this worker's to start
+            "worker", str(BIN / "dask"), "worker", address, "--nthreads", "1", "--preload",
+            "sc2dask.worker", env={"DASK_SC2DASK__WORKER__SC2": games[0][1]})
         with Client(address, timeout=30) as own_client:
             own_client.wait_for_workers(1, timeout=120)
             result = evaluate(SCRIPTED, map="MoveToBeacon", episodes=2, client=own_client)
     assert result.episodes == 2 and result.mean >= 15, result
-
-
-def _read_address(path: Path):
-    with contextlib.suppress(OSError, ValueError, KeyError):
-        return json.loads(path.read_text())["address"]
-    return None
-
-
-def _stop_group(process) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()

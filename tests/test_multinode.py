@@ -1,10 +1,8 @@
 """The cluster guide's commands, for real: `dask scheduler`, `dask worker --preload sc2dask.worker`
 and `sc2dask train --scheduler`, each its own process (group), as on separate nodes."""
 
-import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -15,50 +13,13 @@ import pytest
 from distributed import Client
 from waiting import wait_until
 
+from processes import Processes, read_json
+
 from sc2dask.training.cluster import tls_security
 
 BIN = Path(sys.executable).parent
 TINY_AGENT = {"DASK_SC2DASK__AGENT__SCREEN": "16", "DASK_SC2DASK__AGENT__MINIMAP": "16",
               "DASK_SC2DASK__AGENT__ACTION_SET": "move"}
-
-
-class Processes:
-    """Command-line processes, each in its own process group, all killed on close."""
-
-    def __init__(self, logs: Path):
-        self.logs, self.started = logs, []
-
-    def start(self, name: str, *args: str, env: dict | None = None) -> subprocess.Popen:
-        """``env`` adds to this process's environment; a None value removes the variable."""
-        environ = {**os.environ, **(env or {})}
-        log = open(self.logs / f"{name}.log", "wb")
-        process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                   env={k: v for k, v in environ.items() if v is not None})
-        self.started.append((name, process, log))
-        return process
-
-    def log(self, name: str) -> str:
-        return (self.logs / f"{name}.log").read_text(errors="replace")
-
-    def scheduler(self) -> str:
-        """Start `dask scheduler` on a random port; its address."""
-        info = self.logs / "scheduler.json"
-        self.start("scheduler", str(BIN / "dask"), "scheduler", "--host", "127.0.0.1",
-                   "--port", "0", "--dashboard-address", ":0", "--scheduler-file", str(info))
-        return wait_until(lambda: _read_json(info), 60, "the scheduler file")["address"]
-
-    def close(self):
-        for _, process, _ in self.started:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGTERM)
-        for _, process, log in self.started:
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-            log.close()
 
 
 @pytest.fixture
@@ -146,7 +107,7 @@ def test_train_over_tls_with_dasks_own_flags(processes, tmp_path, tls_files):
     processes.start("scheduler", str(BIN / "dask"), "scheduler", "--protocol", "tls",
                     "--host", "127.0.0.1", "--port", "0", "--dashboard-address",
                     "127.0.0.1:0", "--scheduler-file", str(info), *tls_files)
-    address = wait_until(lambda: _read_json(info), 60, "the scheduler file")["address"]
+    address = wait_until(lambda: read_json(info), 60, "the scheduler file")["address"]
     assert address.startswith("tls://127.0.0.1:")
     for i in range(2):
         processes.start(f"worker{i}", *worker_command(address), *tls_files,
@@ -177,13 +138,6 @@ def _cmdline(process):
         return process.cmdline()
     except psutil.Error:
         return []
-
-
-def _read_json(path: Path):
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):  # not written yet, or half written
-        return None
 
 
 def test_an_emulator_folder_that_cannot_be_written_is_reported_with_the_fix(tmp_path, monkeypatch):
