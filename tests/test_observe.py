@@ -9,7 +9,7 @@ from s2clientprotocol import sc2api_pb2 as sc_pb
 from sc2dask.emulator import observe, static_data
 from sc2dask.emulator.geometry import screen_geometry
 from sc2dask.emulator.maps import scenario_for
-from sc2dask.emulator.gamedata import MARINE, ZERGLING
+from sc2dask.emulator.gamedata import MARINE, UNIT_TYPES, ZERGLING
 from sc2dask.emulator.units import Order, Owner
 from sc2dask.emulator.world import World
 from sc2dask.game.pysc2lib import PACKAGE_NAME, features, sc2_env
@@ -122,9 +122,11 @@ def test_static_data_loads_in_pysc2_and_covers_offered_abilities():
     data = pysc2_static_data.StaticData(static_data.static_data(request))
     assert data.units[MARINE.type_id] == "Marine"
     assert data.unit_stats[MARINE.type_id].movement_speed > 0
-    assert data.general_abilities == {3674, 3794, 3795, 3793, 3665}
-    for ability in static_data.unit_abilities(MARINE):
-        assert ability.ability_id in data.abilities
-        general = data.abilities[ability.ability_id].remaps_to_ability_id
-        assert general == 0 or general in data.abilities
+    # Attack, Move, Patrol, Hold, Stop; Gather, Return, Rally units and Rally workers.
+    assert data.general_abilities == {3674, 3794, 3795, 3793, 3665, 3666, 3667, 3673, 3690}
+    for unit_type in UNIT_TYPES.values():
+        for ability in static_data.unit_abilities(unit_type):
+            assert ability.ability_id in data.abilities
+            general = data.abilities[ability.ability_id].remaps_to_ability_id
+            assert general == 0 or general in data.abilities
     assert data.abilities[23].hotkey == "a"

@@ -106,6 +106,17 @@ def test_an_error_of_the_work_is_raised_at_once_not_taken_for_a_lost_host(client
         assert pool.stats()["host_restarts"] == 0
 
 
+def test_an_unreachable_worker_is_a_lost_host_while_the_scheduler_still_lists_it(client):
+    """Dask's actor proxy turns a dead worker's refused connection into a plain OSError,
+    often before the scheduler drops that worker: the pool must not take it for an
+    error of the work then. Here the worker is alive and listed, as in that moment."""
+    with EnvPool(client, SMALL, n_envs=1) as pool:
+        placement = pool.placements[0]
+        assert pool.lost(placement, OSError("Unable to contact Actor's worker"))
+        assert not pool.lost(placement, OSError("No such file"))  # the work's own error
+        assert not pool.lost(placement, CheckpointError("No checkpoint in x"))
+
+
 def test_a_host_slower_than_call_timeout_is_closed_before_its_replacement(client):
     """Its games would otherwise play on beside the new host's, beyond the worker's room."""
     with EnvPool(client, SMALL, n_envs=2) as pool:

@@ -11,7 +11,7 @@ import math
 
 from s2clientprotocol import error_pb2, spatial_pb2, ui_pb2
 
-from . import gamedata
+from . import economy, gamedata
 from .geometry import screen_geometry
 from .render import minimap_frame
 from .units import Order, Owner, Unit
@@ -24,6 +24,7 @@ NOT_SUPPORTED = error_pb2.NotSupported
 _SELECT = spatial_pb2.ActionSpatialUnitSelectionPoint
 _GROUP = ui_pb2.ActionControlGroup
 _PANEL = ui_pb2.ActionMultiPanel
+_IDLE = ui_pb2.ActionSelectIdleWorker
 
 
 def apply_action(world: World, action, options) -> int:
@@ -94,11 +95,22 @@ def move_camera(world: World, x: float, y: float) -> None:
 
 
 def _unit_at(world: World, x: float, y: float) -> Unit | None:
-    """The visible unit under a world point, own units first, nearest centre first."""
-    hits = [u for u in world.units.values()
-            if world.is_visible(u) and math.hypot(u.x - x, u.y - y) <= u.type.radius + 0.25]
-    hits.sort(key=lambda u: (u.owner != Owner.AGENT, math.hypot(u.x - x, u.y - y)))
+    """The visible unit under a world point: own units first, units before the
+    structures they stand by, nearest centre first. Structures are hit on their footprint."""
+    hits = [u for u in world.units.values() if world.is_visible(u) and _under(u, x, y)]
+    hits.sort(key=lambda u: (u.owner != Owner.AGENT, u.type.is_structure,
+                             math.hypot(u.x - x, u.y - y)))
     return hits[0] if hits else None
+
+
+def _under(unit: Unit, x: float, y: float, margin: float = 0.25) -> bool:
+    """Whether a click at (x, y) hits the unit: on its disc as the layers draw it, or
+    for a structure anywhere on its footprint."""
+    if unit.type.is_structure:
+        x0, y0, x1, y1 = unit.footprint()
+        if x0 - margin <= x <= x1 + margin and y0 - margin <= y <= y1 + margin:
+            return True
+    return math.hypot(unit.x - x, unit.y - y) <= unit.type.radius + margin
 
 
 def select_point(world: World, x: float, y: float, kind: int, screen) -> int:
@@ -135,13 +147,16 @@ def _own_selection(world: World) -> bool:
 
 
 def select_rect(world: World, rects, add: bool) -> int:
-    """Box selection picks the agent's units whose footprint touches any rectangle."""
-    picked = []
+    """Box selection picks the agent's units whose disc touches any rectangle."""
+    touched = []
     for x0, y0, x1, y1 in rects:
         for u in world.own_units():
             nx, ny = min(max(u.x, x0), x1), min(max(u.y, y0), y1)
-            if math.hypot(u.x - nx, u.y - ny) <= u.type.radius and u.type.speed > 0:
-                picked.append(u.tag)
+            if math.hypot(u.x - nx, u.y - ny) <= u.type.radius:
+                touched.append(u)
+    # The game boxes units; structures only when the box holds no unit.
+    units = [u.tag for u in touched if u.type.speed > 0]
+    picked = units or [u.tag for u in touched if u.type.is_structure]
     keep = world.selection if add and _own_selection(world) else []
     world.select(keep + picked)
     return SUCCESS
@@ -162,7 +177,31 @@ def _ui(world: World, act) -> int:
         return SUCCESS
     if kind == "multi_panel":
         return multi_panel(world, act.multi_panel.type, act.multi_panel.unit_index)
-    return ERROR  # idle workers, warp gates, larva, cargo, production: none on these maps
+    if kind == "select_idle_worker":
+        return select_idle_worker(world, act.select_idle_worker.type)
+    if kind == "production_panel":
+        selected = world.selected_units()
+        if len(selected) != 1 or selected[0].owner != Owner.AGENT:
+            return ERROR
+        return economy.cancel(world, selected[0], act.production_panel.unit_index)
+    return ERROR  # warp gates, larva, cargo, autocast: none on these maps
+
+
+def select_idle_worker(world: World, kind: int) -> int:
+    """Set/Add one idle worker (the next after the selected one), or All/AddAll of them."""
+    idle = [u for u in world.own_units() if u.type in economy.WORKERS and not u.orders]
+    if not idle:
+        return ERROR
+    keep = world.selection if kind in (_IDLE.Add, _IDLE.AddAll) and _own_selection(world) else []
+    if kind in (_IDLE.All, _IDLE.AddAll):
+        world.select(keep + [u.tag for u in idle])
+    elif kind in (_IDLE.Set, _IDLE.Add):
+        tags = [u.tag for u in idle]
+        after = [t for t in tags if t > max(world.selection, default=0)]
+        world.select(keep + [(after or tags)[0]])
+    else:
+        return ERROR
+    return SUCCESS
 
 
 def control_group(world: World, action: int, index: int) -> int:
@@ -234,32 +273,141 @@ def _raw(world: World, act) -> int:
 
 def command(world: World, units: list[Unit], ability_id: int, point=None, target=None,
             queue=False) -> int:
-    """Give an ability to the agent's units: Smart/Attack on an enemy attacks it."""
-    units = [u for u in units if u.owner == Owner.AGENT and u.type.speed > 0]
+    """Give an ability to the agent's selected units; each kind of unit takes its part.
+
+    Structures train and rally; workers gather, return cargo and build; every mover
+    moves, attacks, patrols, holds and stops. Smart means what a right-click would.
+    """
     ability = gamedata.ABILITIES.get(ability_id)  # all of them are unit commands
-    if not units or ability is None:
+    own = [u for u in units if u.owner == Owner.AGENT]
+    if not own or ability is None:
         return ERROR
     if point is not None:
         if not (math.isfinite(point[0]) and math.isfinite(point[1])):
             return error_pb2.MustTargetWalkableLocation
         w, h = MAP_SIZE  # a target off the map means its edge, as in the game
         point = (min(max(point[0], 0.0), float(w)), min(max(point[1], 0.0), float(h)))
-    enemy = target if target is not None and target.owner == Owner.HOSTILE else None
     general = ability.general_id  # a specific ability acts as its general one
+    structures = [u for u in own if u.type.is_structure]
+    movers = [u for u in own if u.type.speed > 0]
+    workers = [u for u in movers if u.type in economy.WORKERS]
+    if ability_id in gamedata.TRAINS:
+        return economy.train(world, structures, gamedata.TRAINS[ability_id])
+    if general in (gamedata.RALLY_UNITS.ability_id, gamedata.RALLY_WORKERS.ability_id):
+        return _rally(structures, point, target)
+    if ability_id in gamedata.BUILDS:
+        return _build(world, workers, gamedata.BUILDS[ability_id], ability_id, point, queue)
+    if point is not None and (general == gamedata.HARVEST_GATHER.ability_id or (
+            general == gamedata.SMART.ability_id and workers)) and not _is_resource(target):
+        # The cursor picks the resource under a worker standing on it, as the
+        # ability's target filter does in the game.
+        target = _resource_under(world, *point) or target
+    if general == gamedata.HARVEST_GATHER.ability_id:
+        if not workers:
+            return ERROR
+        if not _is_resource(target):
+            return error_pb2.MustTargetResources
+        if target.type is gamedata.VESPENE_GEYSER:
+            return error_pb2.MustBuildRefineryFirst
+        if not economy.is_harvestable(world, target):
+            return error_pb2.CantTargetExhaustedResources
+        world.command(workers, Order("gather", ability_id, target=target.tag), queue)
+        return SUCCESS
+    if general == gamedata.HARVEST_RETURN.ability_id:
+        carrying = [u for u in workers if u.cargo]
+        if not carrying:
+            return ERROR
+        world.command(carrying, Order("return", ability_id), queue)
+        return SUCCESS
+    if general == gamedata.SMART.ability_id and structures and not movers:
+        return _rally(structures, point, target)
+    if not movers:
+        return ERROR
+    return _mover_command(world, movers, workers, general, ability_id, point, target, queue)
+
+
+def _mover_command(world, movers, workers, general, ability_id, point, target, queue) -> int:
+    enemy = target if target is not None and target.owner == Owner.HOSTILE else None
     if general == gamedata.STOP.ability_id:
-        world.command(units, None)
+        world.command(movers, None)
     elif general == gamedata.HOLD_POSITION.ability_id:
-        world.command(units, Order("hold", ability_id))
+        world.command(movers, Order("hold", ability_id))
     elif point is None:
         return ERROR  # the other abilities need a target
     elif general == gamedata.ATTACK.ability_id or (
             general == gamedata.SMART.ability_id and enemy is not None):
         if enemy is not None:
-            world.command(units, Order("attack", ability_id, point=point, target=enemy.tag), queue)
+            world.command(movers, Order("attack", ability_id, point=point, target=enemy.tag), queue)
         else:
-            world.command(units, Order("attack", ability_id, point=point), queue)
+            world.command(movers, Order("attack", ability_id, point=point), queue)
     elif general == gamedata.PATROL.ability_id:
-        world.command(units, Order("patrol", ability_id, point=point), queue)
+        world.command(movers, Order("patrol", ability_id, point=point), queue)
+    elif general == gamedata.SMART.ability_id and workers and target is not None and \
+            _smart_for_workers(world, movers, workers, ability_id, target, queue):
+        pass
     else:  # Move, or Smart on the ground / a friendly unit
-        world.command(units, Order("move", ability_id, point=point), queue)
+        world.command(movers, Order("move", ability_id, point=point), queue)
+    return SUCCESS
+
+
+def _smart_for_workers(world, movers, workers, ability_id, target, queue) -> bool:
+    """A right-click by workers on a resource gathers, on an unfinished structure builds;
+    the other selected units walk there. False when the target means neither."""
+    if economy.is_harvestable(world, target):
+        order = Order("gather", ability_id, target=target.tag)
+    elif target.owner == Owner.AGENT and target.type.is_structure and not target.finished:
+        order = Order("construct", ability_id, target=target.tag)
+    else:
+        return False
+    world.command(workers, order, queue)
+    others = [u for u in movers if u not in workers]
+    if others:
+        world.command(others, Order("move", ability_id, point=(target.x, target.y)), queue)
+    return True
+
+
+def _is_resource(unit: Unit | None) -> bool:
+    return unit is not None and unit.type.is_structure and (
+        unit.type.has_minerals or unit.type.has_vespene)
+
+
+def _resource_under(world: World, x: float, y: float) -> Unit | None:
+    return next((u for u in world.units.values() if _is_resource(u) and _under(u, x, y)), None)
+
+
+def _rally(structures: list[Unit], point, target) -> int:
+    """Set where the selected producers send what they train (a resource: to mine it)."""
+    producers = [u for u in structures if u.type in gamedata.PRODUCES and u.finished]
+    if not producers or point is None:
+        return ERROR
+    resource = target if _is_resource(target) else None
+    for producer in producers:
+        producer.rally = point
+        producer.rally_target = resource.tag if resource is not None else None
+    return SUCCESS
+
+
+def _build(world, workers, unit_type, ability_id, point, queue) -> int:
+    """Send the selected worker nearest the site to build there, if the rules allow it."""
+    if not workers:
+        return ERROR
+    if point is None:
+        return error_pb2.MustTargetWalkableLocation
+    problem = economy.cost_error(world, unit_type)
+    if problem is not None:
+        return problem
+    geyser = None
+    if unit_type is gamedata.REFINERY:
+        geyser = economy.geyser_at(world, *point)
+        if geyser is None:
+            return error_pb2.CantBuildOnThat
+        site = (geyser.x, geyser.y)
+    else:
+        site = economy.snap(unit_type, *point)
+        problem = economy.placement_error(world, unit_type, *site)
+        if problem is not None:
+            return problem
+    builder = min(workers, key=lambda u: u.distance_to(*site))
+    world.command([builder], Order("build", ability_id, point=site, build=unit_type,
+                                   target=geyser.tag if geyser is not None else None), queue)
     return SUCCESS

@@ -24,6 +24,8 @@ LOOPS_PER_SECOND = 16
 # --- abilities --------------------------------------------------------------------------
 
 NO_TARGET = data_pb2.AbilityData.Target.Value("None")
+POINT = data_pb2.AbilityData.Point
+UNIT = data_pb2.AbilityData.Unit
 POINT_OR_UNIT = data_pb2.AbilityData.PointOrUnit
 
 
@@ -64,9 +66,33 @@ MOVE_HOLD = Ability(18, "move", 2, "HoldPosition", "H", NO_TARGET, HOLD_POSITION
 ATTACK_ATTACK = Ability(23, "attack", 0, "Attack", "A", POINT_OR_UNIT, ATTACK.ability_id,
                         True)
 
+# The economy: harvesting, building, training and rallying (general id first).
+HARVEST_GATHER = Ability(3666, "Harvest", 0, "Gather", "G", UNIT)
+HARVEST_RETURN = Ability(3667, "Harvest", 1, "ReturnCargo", "C", NO_TARGET)
+RALLY_UNITS = Ability(3673, "Rally", 0, "Rally", "Y", POINT_OR_UNIT, allow_minimap=True)
+RALLY_WORKERS = Ability(3690, "RallyWorkers", 0, "Rally", "Y", POINT_OR_UNIT,
+                        allow_minimap=True)
+HARVEST_GATHER_SCV = Ability(295, "SCVHarvest", 0, "Gather", "G", UNIT,
+                             HARVEST_GATHER.ability_id)
+HARVEST_RETURN_SCV = Ability(296, "SCVHarvest", 1, "ReturnCargo", "C", NO_TARGET,
+                             HARVEST_RETURN.ability_id)
+BUILD_COMMANDCENTER = Ability(318, "TerranBuild", 0, "CommandCenter", "C", POINT)
+BUILD_SUPPLYDEPOT = Ability(319, "TerranBuild", 2, "SupplyDepot", "S", POINT)
+BUILD_REFINERY = Ability(320, "TerranBuild", 3, "Refinery", "R", UNIT)
+BUILD_BARRACKS = Ability(321, "TerranBuild", 4, "Barracks", "B", POINT)
+RALLY_BUILDING = Ability(195, "Rally", 0, "Rally", "Y", POINT_OR_UNIT,
+                         RALLY_UNITS.ability_id, True)
+RALLY_COMMANDCENTER = Ability(203, "RallyCommand", 0, "Rally", "Y", POINT_OR_UNIT,
+                              RALLY_WORKERS.ability_id, True)
+TRAIN_SCV = Ability(524, "CommandCenterTrain", 0, "SCV", "S", NO_TARGET)
+TRAIN_MARINE = Ability(560, "BarracksTrain", 0, "Marine", "A", NO_TARGET)
+
 ABILITIES = {a.ability_id: a for a in (
     SMART, STOP_STOP, MOVE_MOVE, MOVE_PATROL, MOVE_HOLD, ATTACK_ATTACK,
-    ATTACK, MOVE, PATROL, HOLD_POSITION, STOP)}
+    ATTACK, MOVE, PATROL, HOLD_POSITION, STOP,
+    HARVEST_GATHER, HARVEST_RETURN, RALLY_UNITS, RALLY_WORKERS, HARVEST_GATHER_SCV,
+    HARVEST_RETURN_SCV, BUILD_COMMANDCENTER, BUILD_SUPPLYDEPOT, BUILD_REFINERY,
+    BUILD_BARRACKS, RALLY_BUILDING, RALLY_COMMANDCENTER, TRAIN_SCV, TRAIN_MARINE)}
 # The specific ability a general id stands for, e.g. for orders in raw observations.
 SPECIFIC = {a.remaps_to: a.ability_id for a in ABILITIES.values() if a.remaps_to}
 
@@ -97,10 +123,23 @@ class UnitType:
     race: int = common_pb2.NoRace
     hits_air: bool = False  # the weapon targets air as well as ground
     has_minerals: bool = False  # a mineral field (the shards are one)
+    has_vespene: bool = False  # a geyser, and the refinery built on it
+    mechanical: bool = False
+    vespene_cost: int = 0
+    build_loops: int = 0  # game loops to train or construct
+    supply: int = 0  # food a finished structure provides
+    footprint: tuple[int, int] = (0, 0)  # cells a structure or resource covers; 0 for units
+    contents: int = 0  # minerals or gas a resource starts with
+    acceleration: float = 0.0  # speed gained per loop from standing; 0: at full speed at once
 
     @property
     def can_attack(self) -> bool:
         return self.damage > 0
+
+    @property
+    def is_structure(self) -> bool:
+        """Structures and resources: placed on the grid, never moving."""
+        return self.footprint != (0, 0)
 
 
 def _per_loop(per_second: float) -> float:
@@ -129,10 +168,62 @@ MINERAL_SHARD = UnitType(
     1680, "NaturalMinerals", health=0, radius=0.5, sight=0, army=False, collides=False,
     has_minerals=True)
 
-UNIT_TYPES = {t.type_id: t for t in (MARINE, ZERGLING, ROACH, BANELING, BEACON, MINERAL_SHARD)}
 
-# Supply by unit type id: what CommandCenter (18) and SupplyDepot (19) provide, and the
-# cap. The marine maps have no supply structure, so their cap is 0 as in the real maps.
-SUPPLY_PROVIDED = {18: 15, 19: 8}
+# The economy maps' units. Costs and build times are the game's (normal-speed seconds
+# x 16); ../shared/docs/minigames.md lists them.
+SCV = UnitType(
+    45, "SCV", health=45, speed=_per_loop(2.8125), radius=0.375, damage=5, weapon_range=0.1,
+    cooldown=1.5 * LOOPS_PER_SECOND, sight=8, acquire_range=0, light=True, mechanical=True,
+    army=False, food=1, mineral_cost=50, build_loops=272, race=common_pb2.Terran,
+    # Workers accelerate at 2.5 per s^2 (most units: 1000, i.e. at once); with it a trip
+    # to a near field takes the ~6.5 normal seconds behind the game's 65 minerals a
+    # minute per SCV (Liquipedia, "Mining").
+    acceleration=2.5 / LOOPS_PER_SECOND ** 2)
+COMMAND_CENTER = UnitType(
+    18, "CommandCenter", health=1500, armor=1, radius=2.75, sight=11, army=False,
+    mineral_cost=400, build_loops=1600, supply=15, footprint=(5, 5), armored=True,
+    mechanical=True, race=common_pb2.Terran)
+SUPPLY_DEPOT = UnitType(
+    19, "SupplyDepot", health=400, armor=1, radius=1.25, army=False, mineral_cost=100,
+    build_loops=480, supply=8, footprint=(2, 2), armored=True, mechanical=True,
+    race=common_pb2.Terran)
+REFINERY = UnitType(
+    20, "Refinery", health=500, armor=1, radius=1.75, army=False, mineral_cost=75,
+    build_loops=480, footprint=(3, 3), armored=True, mechanical=True, has_vespene=True,
+    race=common_pb2.Terran)
+BARRACKS = UnitType(
+    21, "Barracks", health=1000, armor=1, radius=1.8125, army=False, mineral_cost=150,
+    build_loops=1040, footprint=(3, 3), armored=True, mechanical=True, race=common_pb2.Terran)
+# Field contents: the map script's reset path refills fields to 1500 and geysers to 2000.
+MINERAL_FIELD = UnitType(
+    341, "MineralField", health=0, radius=1.125, sight=0, army=False, has_minerals=True,
+    footprint=(2, 1), contents=1500)
+VESPENE_GEYSER = UnitType(
+    342, "VespeneGeyser", health=0, radius=1.8125, sight=0, army=False, has_vespene=True,
+    footprint=(3, 3), contents=2000)
+
+UNIT_TYPES = {t.type_id: t for t in (
+    MARINE, ZERGLING, ROACH, BANELING, BEACON, MINERAL_SHARD, SCV, COMMAND_CENTER,
+    SUPPLY_DEPOT, REFINERY, BARRACKS, MINERAL_FIELD, VESPENE_GEYSER)}
+
 SUPPLY_LIMIT = 200
-WORKER_TYPES = {45}  # SCV
+TOWN_HALLS = (COMMAND_CENTER,)  # where workers return cargo
+# What each builder ability makes, and what each producer trains.
+BUILDS = {BUILD_COMMANDCENTER.ability_id: COMMAND_CENTER,
+          BUILD_SUPPLYDEPOT.ability_id: SUPPLY_DEPOT, BUILD_REFINERY.ability_id: REFINERY,
+          BUILD_BARRACKS.ability_id: BARRACKS}
+TRAINS = {TRAIN_SCV.ability_id: SCV, TRAIN_MARINE.ability_id: MARINE}
+PRODUCES = {COMMAND_CENTER: (TRAIN_SCV,), BARRACKS: (TRAIN_MARINE,)}
+# Tech: a type can only be made once one of these is finished.
+REQUIRES = {BARRACKS: SUPPLY_DEPOT}
+
+# --- harvesting -------------------------------------------------------------------------
+# A worker occupies a mineral field for 2.786 s and then pauses 0.5 s before it walks
+# back (Liquipedia, "Resources", normal speed); the next worker may start in the pause.
+MINERAL_GATHER_LOOPS = round(2.786 * LOOPS_PER_SECOND)
+GATHER_PAUSE_LOOPS = round(0.5 * LOOPS_PER_SECOND)
+# Inside a refinery a worker spends about 1.4 faster-speed seconds (1.96 s normal).
+GAS_GATHER_LOOPS = round(1.96 * LOOPS_PER_SECOND)
+MINERALS_PER_TRIP = 5
+GAS_PER_TRIP = 4
+BUILD_QUEUE_SIZE = 5

@@ -12,10 +12,9 @@ import numpy as np
 from s2clientprotocol import common_pb2, raw_pb2, score_pb2
 from s2clientprotocol import sc2api_pb2 as sc_pb
 
-from . import render
-from .gamedata import SPECIFIC, SUPPLY_LIMIT, SUPPLY_PROVIDED, WORKER_TYPES
+from . import economy, render
+from .gamedata import PRODUCES, SPECIFIC, TOWN_HALLS, TRAINS
 from .geometry import screen_geometry
-from .static_data import unit_abilities
 from .units import Owner, Unit
 from .world import MAP_SIZE
 
@@ -32,7 +31,7 @@ def observe(world, options: sc_pb.InterfaceOptions) -> sc_pb.ResponseObservation
     _player_common(obs.player_common, world, own)
     _score(obs.score, world, own)
     selected = world.selected_units()
-    _abilities(obs, selected)
+    _abilities(obs, world, selected)
     _ui(obs.ui_data, world, selected)
     visible = None
     if options.raw:
@@ -73,15 +72,15 @@ def game_info(world, map_path: str, options: sc_pb.InterfaceOptions, race: int
 
 def _player_common(pc, world, own: list[Unit]) -> None:
     army = [u for u in own if u.type.army]
-    workers = [u for u in own if u.type.type_id in WORKER_TYPES]
+    workers = [u for u in own if u.type in economy.WORKERS]
     pc.player_id = Owner.AGENT
     pc.minerals = int(world.minerals)
     pc.vespene = int(world.vespene)
     # Half-supply units (zerglings) round up, as the game's supply counter does.
     pc.food_army = math.ceil(sum(u.type.food for u in army))
     pc.food_workers = math.ceil(sum(u.type.food for u in workers))
-    pc.food_used = math.ceil(sum(u.type.food for u in own))
-    pc.food_cap = min(SUPPLY_LIMIT, sum(SUPPLY_PROVIDED.get(u.type.type_id, 0) for u in own))
+    pc.food_used = economy.food_used(world)  # units in production count, as in the game
+    pc.food_cap = economy.food_cap(world)
     pc.army_count = len(army)  # makes select_army available
     pc.idle_worker_count = sum(1 for u in workers if not u.orders)
 
@@ -95,7 +94,7 @@ def _score(score, world, own: list[Unit]) -> None:
     details.total_value_units = sum(u.type.mineral_cost for u in own if u.type.army)
     details.killed_value_units = stats.killed_value_units
     details.collected_minerals = stats.collected_minerals
-    details.collected_vespene = 0.0
+    details.collected_vespene = stats.collected_vespene
     details.food_used.army = math.ceil(sum(u.type.food for u in own if u.type.army))
     details.killed_minerals.army = stats.killed_value_units
     details.lost_minerals.army = stats.lost_minerals_army
@@ -119,13 +118,16 @@ def _zero_details() -> score_pb2.ScoreDetails:
 _ZERO_DETAILS = _zero_details()
 
 
-def _abilities(obs, selected: list[Unit]) -> None:
-    """The union of the selected own units' command cards (none for a foreign selection)."""
+def _abilities(obs, world, selected: list[Unit]) -> None:
+    """The union of the selected own units' command cards, as this map trims them, less
+    what the rules forbid now (costs, supply, tech, cargo); none for a foreign selection."""
     seen = {}
+    card_of = world.scenario.command_card
     for unit in selected:
         if unit.owner == Owner.AGENT:
-            for ability in unit_abilities(unit.type):
-                seen.setdefault(ability.ability_id, ability)
+            for ability in card_of(unit.type):
+                if ability.ability_id not in seen and economy.available(world, unit, ability):
+                    seen[ability.ability_id] = ability
     for ability_id in sorted(seen):
         obs.abilities.add(ability_id=ability_id, requires_point=seen[ability_id].requires_point)
 
@@ -136,11 +138,26 @@ def _ui(ui, world, selected: list[Unit]) -> None:
         if alive:
             ui.groups.add(control_group_index=index, leader_unit_type=alive[0].type.type_id,
                           count=len(alive))
-    if len(selected) == 1:
+    if len(selected) == 1 and selected[0].queue and selected[0].owner == Owner.AGENT:
+        _production(ui.production, selected[0])
+    elif len(selected) == 1:
         _unit_info(ui.single.unit, selected[0])
     elif selected:
         for unit in selected:
             _unit_info(ui.multi.units.add(), unit)
+
+
+def _production(panel, producer: Unit) -> None:
+    """A producer with a queue shows the production panel: its queue, first one in training."""
+    _unit_info(panel.unit, producer)
+    train = {TRAINS[a.ability_id]: a.ability_id for a in PRODUCES[producer.type]}
+    for i, unit_type in enumerate(producer.queue):
+        progress = (producer.train_loops or 0) / unit_type.build_loops if i == 0 else 0.0
+        item = panel.build_queue.add(unit_type=unit_type.type_id, player_relative=1,
+                                     health=int(unit_type.health),
+                                     max_health=int(unit_type.health))
+        item.build_progress = progress
+        panel.production_queue.add(ability_id=train[unit_type], build_progress=progress)
 
 
 def _unit_info(info, unit: Unit) -> None:
@@ -150,7 +167,7 @@ def _unit_info(info, unit: Unit) -> None:
     info.max_health = int(unit.type.health)
     info.shields = 0
     info.energy = 0
-    info.build_progress = 1.0
+    info.build_progress = unit.build_progress
 
 
 def _raw(raw, world, options, visible: list[Unit]) -> None:
@@ -160,10 +177,11 @@ def _raw(raw, world, options, visible: list[Unit]) -> None:
     selected = set(world.selection)
     raw.player.camera.x, raw.player.camera.y = world.camera
     for unit in visible:
-        _raw_unit(raw.units.add(), unit, unit.tag in selected, screen.on_screen(unit.x, unit.y))
+        _raw_unit(raw.units.add(), world, unit, unit.tag in selected,
+                  screen.on_screen(unit.x, unit.y))
 
 
-def _raw_unit(msg: raw_pb2.Unit, unit: Unit, selected: bool, on_screen: bool) -> None:
+def _raw_unit(msg: raw_pb2.Unit, world, unit: Unit, selected: bool, on_screen: bool) -> None:
     t = unit.type
     msg.display_type = raw_pb2.Visible
     msg.alliance = unit.alliance
@@ -173,7 +191,11 @@ def _raw_unit(msg: raw_pb2.Unit, unit: Unit, selected: bool, on_screen: bool) ->
     msg.pos.x, msg.pos.y, msg.pos.z = unit.x, unit.y, render.TERRAIN_HEIGHT
     msg.facing = unit.facing % (2 * math.pi)  # the game reports 0..2pi
     msg.radius = t.radius
-    msg.build_progress = 1.0
+    msg.build_progress = unit.build_progress
+    if t.has_minerals and t.is_structure:
+        msg.mineral_contents = unit.contents
+    elif t.has_vespene:
+        msg.vespene_contents = unit.contents
     msg.cloak = raw_pb2.NotCloaked
     msg.is_selected = selected
     msg.is_on_screen = on_screen
@@ -183,6 +205,12 @@ def _raw_unit(msg: raw_pb2.Unit, unit: Unit, selected: bool, on_screen: bool) ->
     msg.weapon_cooldown = max(0.0, unit.cooldown)
     if unit.target is not None and unit.owner == Owner.AGENT:
         msg.engaged_target_tag = unit.target
+    for i, unit_type in enumerate(unit.queue):  # a producer's queue shows as its orders
+        ability = next(a for a in PRODUCES[t] if TRAINS[a.ability_id] is unit_type)
+        msg.orders.add(ability_id=ability.ability_id, progress=(
+            (unit.train_loops or 0) / unit_type.build_loops if i == 0 else 0.0))
+    if unit.owner == Owner.AGENT and (t in TOWN_HALLS or t.has_vespene) and unit.finished:
+        msg.assigned_harvesters, msg.ideal_harvesters = economy.harvesters(world, unit)
     for order in unit.orders:
         # Orders show the specific ability even when the command came as a general one.
         o = msg.orders.add(ability_id=SPECIFIC.get(order.ability_id, order.ability_id))

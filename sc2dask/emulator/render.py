@@ -13,6 +13,7 @@ import math
 import numpy as np
 from s2clientprotocol import spatial_pb2
 
+from .economy import blocked_cells
 from .geometry import MinimapGeometry, ScreenGeometry, minimap_geometry, screen_geometry
 from .units import Alliance, Unit
 from .world import MAP_SIZE
@@ -38,7 +39,7 @@ MINIMAP_BPP = {
 }
 # Layers drawn from per-unit values, in the order _draw_units lists those values.
 _UNIT_LAYERS = ("player_relative", "player_id", "unit_type", "selected", "unit_hit_points",
-                "unit_hit_points_ratio")
+                "unit_hit_points_ratio", "build_progress")
 # Overlapping units: the later one in this order is drawn on top, so the agent's own
 # units stay visible on a beacon, and small units on big ones.
 _DRAW_RANK = {Alliance.NEUTRAL: 0, Alliance.ENEMY: 1, Alliance.ALLY: 2, Alliance.SELF: 3}
@@ -81,6 +82,9 @@ def render_feature_layers(world, feature_layer, visible_units: list[Unit] | None
     if visible_units:
         units = sorted(visible_units, key=lambda u: (_DRAW_RANK[u.alliance], -u.type.radius))
         _draw_units(out, screen, mini, origin, units, set(world.selection), cheat)
+    if world.structure_version:  # structures and resources are neither pathable nor buildable
+        _draw_open_ground(out, blocked_cells(world), _screen_static(screen, playable),
+                          _minimap_static(mini, origin, playable))
     if scenario.fog:  # without fog the template's all-visible layer stands
         vis = world.visibility()
         out.renders.visibility_map.data = pack_layer(
@@ -110,7 +114,8 @@ def _draw_units(out, screen: ScreenGeometry, mini: MinimapGeometry, origin, unit
         rows.append((*screen.world_to_screen(u.x, u.y), (u.x - screen.cam_x) * s_scale + sw / 2,
                      (screen.cam_y - u.y) * s_scale + sh / 2, u.type.radius * s_scale))
         values.append((u.alliance, u.owner, u.type.type_id, u.tag in selected, int(u.health),
-                       int(u.health / u.type.health * 255) if u.type.health > 0 else 0))
+                       int(u.health / u.type.health * 255) if u.type.health > 0 else 0,
+                       0 if u.finished else int(u.build_progress * 255)))
     for u in units:
         rows.append((*mini.world_to_minimap(u.x - ox, u.y - oy), (u.x - ox) * m_scale,
                      (mini.map_h - (u.y - oy)) * m_scale, u.type.radius * m_scale))
@@ -133,6 +138,15 @@ def _draw_units(out, screen: ScreenGeometry, mini: MinimapGeometry, origin, unit
     density_aa = np.zeros(split, dtype=np.int32)
     np.add.at(density_aa, aa_pixels, aa_weights)
     out.renders.unit_density_aa.data = np.minimum(density_aa, 255).astype(np.uint8).tobytes()
+
+
+def _draw_open_ground(out, blocked: np.ndarray, screen: "_Static", mini: "_Static") -> None:
+    """``pathable`` and ``buildable``: the playable cells no footprint covers."""
+    for layers, static in ((out.renders, screen), (out.minimap_renders, mini)):
+        open_ground = static.in_playable.ravel() & ~_sample(blocked, static.cell_index)
+        data = pack_layer(open_ground, 1)
+        layers.pathable.data = data
+        layers.buildable.data = data
 
 
 def _rasterize(geo: np.ndarray, size: np.ndarray, n: int):

@@ -10,19 +10,29 @@ from __future__ import annotations
 from s2clientprotocol import data_pb2
 from s2clientprotocol import sc2api_pb2 as sc_pb
 
-from .gamedata import (ABILITIES, ATTACK_ATTACK, LOOPS_PER_SECOND, MOVE_HOLD, MOVE_MOVE,
-                       MOVE_PATROL, SMART, STOP_STOP, UNIT_TYPES, Ability, UnitType)
+from . import gamedata as gd
+from .gamedata import ABILITIES, LOOPS_PER_SECOND, UNIT_TYPES, Ability, UnitType
 
 _A = data_pb2.Attribute
+_MOVER_CARD = [gd.SMART, gd.STOP_STOP, gd.MOVE_MOVE, gd.MOVE_PATROL, gd.MOVE_HOLD]
+_CARDS = {
+    gd.SCV: _MOVER_CARD + [gd.ATTACK_ATTACK, gd.HARVEST_GATHER_SCV, gd.HARVEST_RETURN_SCV,
+                           gd.BUILD_COMMANDCENTER, gd.BUILD_SUPPLYDEPOT, gd.BUILD_REFINERY,
+                           gd.BUILD_BARRACKS],
+    gd.COMMAND_CENTER: [gd.SMART, gd.TRAIN_SCV, gd.RALLY_COMMANDCENTER],
+    gd.BARRACKS: [gd.SMART, gd.TRAIN_MARINE, gd.RALLY_BUILDING],
+}
 
 
 def unit_abilities(unit_type: UnitType) -> list[Ability]:
-    """The command card of a unit type, as the mini-game maps leave it."""
+    """The full command card of a unit type (``Scenario.command_card`` may trim it)."""
+    if unit_type in _CARDS:
+        return list(_CARDS[unit_type])
     if unit_type.speed <= 0:
         return []
-    card = [SMART, STOP_STOP, MOVE_MOVE, MOVE_PATROL, MOVE_HOLD]
+    card = list(_MOVER_CARD)
     if unit_type.can_attack:
-        card.append(ATTACK_ATTACK)
+        card.append(gd.ATTACK_ATTACK)
     return card
 
 
@@ -66,13 +76,21 @@ def _unit_type_data(msg: data_pb2.UnitTypeData, t: UnitType) -> None:
     msg.movement_speed = t.speed * LOOPS_PER_SECOND
     msg.armor = t.armor
     msg.has_minerals = t.has_minerals
+    msg.has_vespene = t.has_vespene
+    msg.vespene_cost = t.vespene_cost
+    msg.build_time = t.build_loops
+    msg.food_provided = t.supply
     attributes = []
     if t.light:
         attributes.append(_A.Light)
     if t.armored:
         attributes.append(_A.Armored)
-    if t.army:  # every army unit in the mini-games is biological
+    if t.food:  # every unit that costs supply in the mini-games is biological
         attributes.append(_A.Biological)
+    if t.mechanical:
+        attributes.append(_A.Mechanical)
+    if t.is_structure and t.health:  # resources have no life and no attributes
+        attributes.append(_A.Structure)
     msg.attributes.extend(attributes)
     if t.can_attack and not t.splash_radius:  # a baneling's attack is its detonation
         weapon = msg.weapons.add()

@@ -30,7 +30,8 @@ class Alliance(enum.IntEnum):
 
 @dataclasses.dataclass
 class Order:
-    """One queued command: ``kind`` is move, attack (unit or point), patrol or hold."""
+    """One queued command: ``kind`` is move, attack (unit or point), patrol or hold, or a
+    worker's gather, return, build (a new structure) or construct (an unfinished one)."""
 
     kind: str
     ability_id: int
@@ -39,6 +40,9 @@ class Order:
     origin: tuple[float, float] | None = None  # patrol start
     closest: float = float("inf")  # progress tracking for arrival in a crowd
     stalled: int = 0
+    build: UnitType | None = None  # what a build order places
+    phase: str = ""  # where a gather order is in its trip: go, mine, pause, return
+    timer: int = 0  # loops left in the current phase
 
 
 @dataclasses.dataclass(eq=False)
@@ -57,10 +61,28 @@ class Unit:
     target: int | None = None  # tag being auto-attacked when idle
     leash: tuple[float, float] | None = None  # where an idle chase started
     holding: bool = False
+    build_progress: float = 1.0  # below 1 while a structure is under construction
+    contents: int = 0  # minerals or gas left in a resource (a refinery holds its geyser's)
+    miner: int | None = None  # the worker mining this resource now
+    cargo: int = 0  # resources a worker carries
+    cargo_gas: bool = False
+    harvest_from: int | None = None  # the resource a worker goes back to after returning
+    queue: list[UnitType] = dataclasses.field(default_factory=list)  # what a structure trains
+    train_loops: int | None = None  # loops the first of ``queue`` has trained; None: waiting
+    rally: tuple[float, float] | None = None
+    rally_target: int | None = None  # a resource to gather from, for trained workers
+    speed_now: float = 0.0  # for units that accelerate: the speed reached so far
+    moved_at: int = -2  # the game loop it last moved in
 
     def __post_init__(self):
         if self.health < 0:
             self.health = float(self.type.health)
+        if not self.contents:
+            self.contents = self.type.contents
+
+    @property
+    def finished(self) -> bool:
+        return self.build_progress >= 1.0
 
     @property
     def alive(self) -> bool:
@@ -76,3 +98,16 @@ class Unit:
 
     def distance_to(self, x: float, y: float) -> float:
         return ((self.x - x) ** 2 + (self.y - y) ** 2) ** 0.5
+
+    def footprint(self) -> tuple[float, float, float, float]:
+        """(x0, y0, x1, y1) of the cells a structure or resource covers."""
+        w, h = self.type.footprint
+        return self.x - w / 2, self.y - h / 2, self.x + w / 2, self.y + h / 2
+
+    def gap_to(self, other: "Unit") -> float:
+        """Edge-to-edge distance: to a structure's footprint, or between two discs."""
+        if other.type.is_structure:
+            x0, y0, x1, y1 = other.footprint()
+            nx, ny = min(max(self.x, x0), x1), min(max(self.y, y0), y1)
+            return self.distance_to(nx, ny) - self.type.radius
+        return self.distance_to(other.x, other.y) - self.type.radius - other.type.radius

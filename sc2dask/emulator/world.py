@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from . import economy
 from .gamedata import LOOPS_PER_SECOND, UnitType
 from .units import Order, Owner, Unit
 
@@ -30,6 +31,7 @@ class ScoreStats:
     """The parts of ``score_details`` the mini-games move; the rest stay zero."""
 
     collected_minerals: float = 0.0
+    collected_vespene: float = 0.0
     killed_value_units: float = 0.0
     lost_minerals_army: float = 0.0
     damage_dealt: float = 0.0
@@ -38,6 +40,8 @@ class ScoreStats:
 
 class World:
     """All units, the player's UI state (selection, control groups, camera) and the clock."""
+
+    map_size = MAP_SIZE
 
     def __init__(self, scenario, seed: int):
         self.scenario = scenario
@@ -56,6 +60,7 @@ class World:
         self._end_at: int | None = None
         self._end_result = 0
         self._next_tag = 1
+        self.structure_version = 0  # bumped when a structure or resource comes or goes
         self.action_errors: list[int] = []
         scenario.setup(self)
         self._update_fog()
@@ -68,10 +73,13 @@ class World:
         unit.tag = (self._next_tag << 18) | 1
         self._next_tag += 1
         self.units[unit.tag] = unit
+        if unit_type.is_structure:
+            self.structure_version += 1
         return unit
 
     def remove(self, unit: Unit) -> None:
-        self.units.pop(unit.tag, None)
+        if self.units.pop(unit.tag, None) is not None and unit.type.is_structure:
+            self.structure_version += 1
         self.selection = [t for t in self.selection if t != unit.tag]
 
     def own_units(self) -> list[Unit]:
@@ -151,12 +159,17 @@ class World:
         if unit.cooldown > 0:
             unit.cooldown -= 1
         if unit.type.speed == 0 and not unit.type.can_attack:
+            if unit.queue:
+                economy.produce(self, unit)
             return
         order = unit.orders[0] if unit.orders else None
         if order is None:
             self._idle(unit)
+        elif order.kind in economy.WORKER_ORDERS:
+            if economy.work(self, unit, order) and unit.orders and unit.orders[0] is order:
+                unit.orders.pop(0)
         elif order.kind == "move":
-            if self._move_towards(unit, *order.point, stop_at=0.0) or self._stalled(unit, order):
+            if self.move_towards(unit, *order.point, stop_at=0.0) or self._stalled(unit, order):
                 unit.orders.pop(0)
         elif order.kind == "attack" and order.target is not None:
             target = self.units.get(order.target)
@@ -169,7 +182,7 @@ class World:
             if enemy is not None:
                 order.stalled = 0
                 self._engage(unit, enemy, may_move=True)
-            elif self._move_towards(unit, *order.point, stop_at=0.0) or self._stalled(unit, order):
+            elif self.move_towards(unit, *order.point, stop_at=0.0) or self._stalled(unit, order):
                 if order.kind == "patrol":
                     order.point, order.origin = order.origin, order.point
                     order.closest, order.stalled = float("inf"), 0
@@ -222,7 +235,7 @@ class World:
             if unit.cooldown <= 0:
                 self._fire(unit, target)
         elif may_move:
-            self._move_towards(unit, target.x, target.y,
+            self.move_towards(unit, target.x, target.y,
                                stop_at=unit.type.weapon_range + unit.type.radius + target.type.radius)
 
     def _fire(self, unit: Unit, target: Unit) -> None:
@@ -260,22 +273,85 @@ class World:
                     (unit is victim or unit.distance_to(victim.x, victim.y) <= HELP_RADIUS):
                 unit.target, unit.leash = attacker.tag, (unit.x, unit.y)
 
-    def _move_towards(self, unit: Unit, x: float, y: float, stop_at: float) -> bool:
+    def move_towards(self, unit: Unit, x: float, y: float, stop_at: float) -> bool:
         """Walk at unit speed; True once within ``stop_at`` of (x, y) (or on it)."""
         dx, dy = x - unit.x, y - unit.y
         dist = math.hypot(dx, dy)
         remaining = dist - stop_at
         if remaining <= 1e-6:
             return True
-        step = min(unit.type.speed, remaining)
+        speed = unit.type.speed
+        if unit.type.acceleration:  # from a standstill it speeds up loop by loop
+            if unit.moved_at != self.game_loop - 1:
+                unit.speed_now = 0.0
+            unit.speed_now = speed = min(speed, unit.speed_now + unit.type.acceleration)
+            unit.moved_at = self.game_loop
+        step = min(speed, remaining)
+        if self.structure_version:
+            wx, wy = self._waypoint(unit, x, y)
+            if (wx, wy) != (x, y):  # round a structure first
+                dx, dy = wx - unit.x, wy - unit.y
+                dist = max(math.hypot(dx, dy), 1e-9)
+                unit.x += dx / dist * min(step, dist)
+                unit.y += dy / dist * min(step, dist)
+                unit.facing = math.atan2(dy, dx)
+                return False
         unit.x += dx / dist * step
         unit.y += dy / dist * step
         unit.facing = math.atan2(dy, dx)
         return step >= remaining - 1e-6
 
+    def _waypoint(self, unit: Unit, x: float, y: float) -> tuple[float, float]:
+        """Where to walk to get round the first structure on the straight line to (x, y):
+        the corner of it that makes the shorter way. The emulator has no path finding;
+        this is enough for a base's few buildings. Harvesting workers pass resources."""
+        harvesting = bool(unit.orders) and unit.orders[0].kind in ("gather", "return")
+        r = unit.type.radius - 0.02  # just inside where the push-out leaves a unit
+        first, first_t = None, 1.0
+        for other in self.units.values():
+            if not other.type.is_structure or (harvesting and (
+                    other.type.has_minerals or other.type.has_vespene)):
+                continue
+            x0, y0, x1, y1 = other.footprint()
+            rect = (x0 - r, y0 - r, x1 + r, y1 + r)
+            if rect[0] <= x <= rect[2] and rect[1] <= y <= rect[3]:
+                continue  # the destination is at this structure: it is the target
+            t = _segment_enters(unit.x, unit.y, x, y, rect)
+            if t is not None and t < first_t:
+                first, first_t = rect, t
+        if first is None:
+            return x, y
+        m = 0.15  # corners just clear of the footprint
+        here = (unit.x, unit.y)
+        corners = [(cx, cy) for cx in (first[0] - m, first[2] + m)
+                   for cy in (first[1] - m, first[3] + m)
+                   if math.dist(here, (cx, cy)) > 0.05  # not the corner it stands at
+                   and _segment_enters(unit.x, unit.y, cx, cy, first) is None]
+        if not corners:
+            return x, y
+        # Prefer a corner from which the destination is in sight: walking back to the
+        # nearer corner would only come round again.
+        return min(corners, key=lambda c: (_segment_enters(*c, x, y, first) is not None,
+                                           math.dist(here, c) + math.dist(c, (x, y))))
+
     def _resolve_collisions(self) -> None:
-        """Push overlapping ground units apart (half the overlap each), then keep them on the map."""
+        """Push overlapping ground units apart (half the overlap each) and out of
+        structures, then keep them on the map. Harvesting workers pass through each
+        other, as the game's do, and through resources (the emulator has no pathing
+        around a mineral line)."""
         movers = [u for u in self.units.values() if u.type.collides and u.type.speed > 0]
+        harvesting = [bool(u.orders) and u.orders[0].kind in ("gather", "return") for u in movers]
+        self._separate([u for u, h in zip(movers, harvesting) if not h])
+        if self.structure_version:
+            self._push_out_of_structures(movers, harvesting)
+        x0, y0, x1, y1 = self.scenario.playable
+        for unit in movers:
+            r = unit.type.radius
+            unit.x = min(max(unit.x, x0 + r), x1 - r)
+            unit.y = min(max(unit.y, y0 + r), y1 - r)
+
+    @staticmethod
+    def _separate(movers: list[Unit]) -> None:
         if len(movers) > 1:
             pos = np.array([(u.x, u.y) for u in movers])
             rad = np.array([u.type.radius for u in movers])
@@ -294,11 +370,36 @@ class World:
                 pos += push
                 for unit, (x, y) in zip(movers, pos):
                     unit.x, unit.y = float(x), float(y)
-        x0, y0, x1, y1 = self.scenario.playable
-        for unit in movers:
-            r = unit.type.radius
-            unit.x = min(max(unit.x, x0 + r), x1 - r)
-            unit.y = min(max(unit.y, y0 + r), y1 - r)
+
+    def _push_out_of_structures(self, movers: list[Unit], harvesting: list[bool]) -> None:
+        """Move each unit that overlaps a footprint to just outside its nearest edge."""
+        for structure in [u for u in self.units.values() if u.type.is_structure]:
+            x0, y0, x1, y1 = structure.footprint()
+            resource = structure.type.has_minerals or structure.type.has_vespene
+            for unit, ghost in zip(movers, harvesting):
+                if ghost and resource:
+                    continue
+                r = unit.type.radius
+                if not (x0 - r < unit.x < x1 + r and y0 - r < unit.y < y1 + r):
+                    continue
+                nx, ny = min(max(unit.x, x0), x1), min(max(unit.y, y0), y1)
+                d = math.hypot(unit.x - nx, unit.y - ny)
+                if d > 1e-9:
+                    if d < r:
+                        unit.x = nx + (unit.x - nx) / d * r
+                        unit.y = ny + (unit.y - ny) / d * r
+                    continue
+                # The centre is inside: leave through the nearest side.
+                left, right, down, up = unit.x - x0, x1 - unit.x, unit.y - y0, y1 - unit.y
+                nearest = min(left, right, down, up)
+                if nearest == left:
+                    unit.x = x0 - r
+                elif nearest == right:
+                    unit.x = x1 + r
+                elif nearest == down:
+                    unit.y = y0 - r
+                else:
+                    unit.y = y1 + r
 
     # --- fog ---------------------------------------------------------------------------
 
@@ -346,3 +447,24 @@ class World:
                 unit.orders.append(copy)
             else:
                 unit.orders[:] = [copy]
+
+
+def _segment_enters(ax, ay, bx, by, rect) -> float | None:
+    """The fraction of the way from a to b at which the segment enters ``rect``
+    (Liang-Barsky clipping), or None if it misses it."""
+    x0, y0, x1, y1 = rect
+    t0, t1 = 0.0, 1.0
+    dx, dy = bx - ax, by - ay
+    for p, q in ((-dx, ax - x0), (dx, x1 - ax), (-dy, ay - y0), (dy, y1 - ay)):
+        if abs(p) < 1e-12:
+            if q < 0:
+                return None
+            continue
+        t = q / p
+        if p < 0:
+            t0 = max(t0, t)
+        else:
+            t1 = min(t1, t)
+        if t0 > t1:
+            return None
+    return t0

@@ -8,11 +8,13 @@ import inspect
 
 from ..errors import ConfigError
 
-# pysc2's scripted agents, by the map they solve.
+# Scripted agents by the map they solve: pysc2's (in its agents package) and ours.
 SCRIPTED_AGENTS = {
     "MoveToBeacon": "scripted_agent.MoveToBeacon",
     "CollectMineralShards": "scripted_agent.CollectMineralShards",
     "DefeatRoaches": "scripted_agent.DefeatRoaches",
+    "CollectMineralsAndGas": "sc2dask.game.scripted_agents.CollectMineralsAndGas",
+    "BuildMarines": "sc2dask.game.scripted_agents.BuildMarines",
 }
 
 
@@ -47,10 +49,10 @@ def load_agent_class(path: str):
 
 
 def scripted_agent_path(map_name: str) -> str:
-    """pysc2's scripted agent for ``map_name``, or its random agent where there is none."""
+    """The scripted agent for ``map_name``, or pysc2's random agent where there is none."""
     from .pysc2lib import PACKAGE_NAME
     name = SCRIPTED_AGENTS.get(map_name, "random_agent.RandomAgent")
-    return f"{PACKAGE_NAME}.agents.{name}"
+    return name if name.startswith("sc2dask.") else f"{PACKAGE_NAME}.agents.{name}"
 
 
 def play_episode(env, agent) -> float:

@@ -35,6 +35,10 @@ log = logging.getLogger(__name__)
 ACTOR_LOST = (RuntimeError, OSError, TimeoutError, concurrent.futures.TimeoutError)
 GONE = (CommClosedError, ConnectionError, TimeoutError, concurrent.futures.TimeoutError,
         SlotClosed)  # the host was closed under its work: its worker is closing
+# What dask's actor proxy raises, a plain OSError, when it cannot reach the actor's worker:
+# its connection closed or was refused (the worker died). The scheduler may list that
+# worker for a moment still, so this, like GONE, is a lost host whatever it lists.
+UNREACHABLE = "Unable to contact Actor's worker"
 MAX_TRIES = 5
 START_TIMEOUT = 60.0  # seconds for a replacement host to start before another look
 LOST_GRACE = 10.0  # seconds before the lost host's own worker is tried again
@@ -288,12 +292,13 @@ class EnvPool:
         """Whether ``exc`` from ``placement``'s host means the host is gone (its worker
         died, or it passed call-timeout) rather than that its work failed.
 
-        sc2dask's own errors are the work's; a closed connection or a timeout is a lost
-        host; any other error is a lost host only if its worker has left the cluster.
+        sc2dask's own errors are the work's; a closed connection, an unreachable worker
+        (``UNREACHABLE``) or a timeout is a lost host; any other error is a lost host only
+        if its worker has left the cluster.
         """
         if isinstance(exc, SC2DaskError):
             return False
-        if isinstance(exc, GONE):
+        if isinstance(exc, GONE) or (type(exc) is OSError and exc.args == (UNREACHABLE,)):
             return True
         return placement.worker not in sc2_capacity(self.client)
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 
 from .base import Scenario
+from .build_marines import BuildMarines
 from .collect_mineral_shards import CollectMineralShards
+from .collect_minerals_and_gas import CollectMineralsAndGas
 from .defeat_roaches import DefeatRoaches, DefeatZerglingsAndBanelings
 from .find_and_defeat_zerglings import FindAndDefeatZerglings
 from .move_to_beacon import MoveToBeacon
@@ -13,9 +15,8 @@ from .move_to_beacon import MoveToBeacon
 SCENARIOS: dict[str, type[Scenario]] = {
     cls.name: cls for cls in (
         MoveToBeacon, CollectMineralShards, FindAndDefeatZerglings,
-        DefeatRoaches, DefeatZerglingsAndBanelings)
+        DefeatRoaches, DefeatZerglingsAndBanelings, CollectMineralsAndGas, BuildMarines)
 }
-PLANNED = ("CollectMineralsAndGas", "BuildMarines")
 
 
 class UnsupportedMapError(ValueError):
@@ -27,8 +28,6 @@ def scenario_for(map_path: str) -> Scenario:
     name = os.path.splitext(os.path.basename(map_path or ""))[0]
     if name in SCENARIOS:
         return SCENARIOS[name]()
-    detail = (f"{name} (harvesting and building) is not emulated yet" if name in PLANNED
-              else f"unknown map {name!r}")
     raise UnsupportedMapError(
-        f"The sc2dask emulator cannot play {map_path!r}: {detail}. Supported maps: "
+        f"The sc2dask emulator cannot play {map_path!r}: unknown map {name!r}. Supported maps: "
         f"{', '.join(SCENARIOS)}. Install the real StarCraft II (set SC2PATH) for other maps.")

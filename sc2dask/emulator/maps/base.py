@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from s2clientprotocol import sc2api_pb2 as sc_pb
 
-from ..gamedata import LOOPS_PER_SECOND, MARINE
+from ..gamedata import LOOPS_PER_SECOND, MARINE, Ability, UnitType
+from ..static_data import unit_abilities
 from ..units import Owner, Unit
 
 
@@ -25,6 +26,13 @@ class Scenario:
 
     def on_loop(self, world) -> None:
         """Runs after units act, every game loop."""
+
+    def command_card(self, unit_type: UnitType) -> list[Ability]:
+        """The abilities a unit type's card shows on this map (some maps trim them)."""
+        return unit_abilities(unit_type)
+
+    def on_trained(self, world, unit: Unit) -> None:
+        """Runs once per unit a structure finished training."""
 
     def on_death(self, world, unit: Unit) -> None:
         """Runs once per unit that died this loop (after it left ``world.units``)."""
