@@ -303,3 +303,28 @@ def test_the_scripted_agents_build_an_economy_and_random_play_does_not(map_name,
         (scripted, _, _), = play(env, getattr(scripted_agents, map_name)(), episodes=1)
         (randomly, _, _), = play(env, random_agent.RandomAgent(), episodes=1)
     assert scripted >= minimum and randomly < minimum / 10, (scripted, randomly)
+
+
+def test_a_lifted_command_center_flies_takes_no_cargo_and_lands_where_it_fits():
+    game = Game("CollectMineralsAndGas")
+    cc, = game.units(gd.COMMAND_CENTER)
+    scv = game.units(gd.SCV)[0]
+    field = _field_nearest(game, 23, 28.5)
+    game.world.select([scv.tag])
+    game.act(F.Harvest_Gather_screen("now", game.screen(field.x, field.y)))
+    game.world.select([cc.tag])
+    assert game.act(F.Lift_quick("now")) == 1
+    assert cc.type is gd.COMMAND_CENTER_FLYING and game.obs()["player"].food_cap == 15
+    game.world.step(16 * 20)
+    assert game.world.stats.collected_minerals == 0  # nowhere to bring the load
+    game.world.select([cc.tag])
+    assert game.act(F.Land_screen("now", game.screen(27.5, 28.5))) == \
+        error_pb2.CantBuildTooCloseToResources  # 2 cells from the fields
+    assert game.act(F.Land_screen("now", game.screen(34.5, 27.5))) == 1
+    game.world.step(16 * 10)
+    assert cc.type is gd.COMMAND_CENTER and (cc.x, cc.y) == (34.5, 27.5)
+    assert scv.cargo == 5 and not scv.orders  # it gave up, holding its load
+    game.world.select([scv.tag])
+    assert game.act(F.Harvest_Return_quick("now")) == 1
+    game.world.step(16 * 15)
+    assert game.world.stats.collected_minerals > 0

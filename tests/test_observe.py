@@ -122,8 +122,10 @@ def test_static_data_loads_in_pysc2_and_covers_offered_abilities():
     data = pysc2_static_data.StaticData(static_data.static_data(request))
     assert data.units[MARINE.type_id] == "Marine"
     assert data.unit_stats[MARINE.type_id].movement_speed > 0
-    # Attack, Move, Patrol, Hold, Stop; Gather, Return, Rally units and Rally workers.
-    assert data.general_abilities == {3674, 3794, 3795, 3793, 3665, 3666, 3667, 3673, 3690}
+    # Attack, Move, Patrol, Hold, Stop; Gather, Return, Rally units, Rally workers, Lift,
+    # Land and Cancel last.
+    assert data.general_abilities == {3674, 3794, 3795, 3793, 3665, 3666, 3667, 3673, 3690,
+                                      3679, 3678, 3671}
     for unit_type in UNIT_TYPES.values():
         for ability in static_data.unit_abilities(unit_type):
             assert ability.ability_id in data.abilities

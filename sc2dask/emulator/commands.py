@@ -69,14 +69,20 @@ def _feature_layer(world: World, act, options) -> int:
         return select_rect(world, rects, sel.selection_add)
     if kind == "unit_command":
         cmd = act.unit_command
-        target = None
+        point = unit = None
         if cmd.HasField("target_screen_coord"):
-            target = screen.screen_to_world(cmd.target_screen_coord.x, cmd.target_screen_coord.y)
+            point = screen.screen_to_world(cmd.target_screen_coord.x, cmd.target_screen_coord.y)
+            unit = _unit_at(world, *point)
+            if not _is_resource(unit) and _wants_resource(world, cmd.ability_id):
+                # The cursor picks the resource under a worker standing on it, as the
+                # ability's target filter does in the game.
+                unit = _resource_under(world, *point) or unit
         elif cmd.HasField("target_minimap_coord"):
-            target = _minimap_to_world(world, fl, cmd.target_minimap_coord)
-        return command(world, world.selected_units(), cmd.ability_id, point=target,
-                       target=_unit_at(world, *target) if target else None,
-                       queue=cmd.queue_command)
+            # A minimap click is a place: a unit on it is not the target (pysc2's
+            # minimap functions take a point only).
+            point = _minimap_to_world(world, fl, cmd.target_minimap_coord)
+        return command(world, world.selected_units(), cmd.ability_id, point=point,
+                       target=unit, queue=cmd.queue_command)
     return SUCCESS  # an empty feature-layer action is a no-op
 
 
@@ -293,15 +299,25 @@ def command(world: World, units: list[Unit], ability_id: int, point=None, target
     workers = [u for u in movers if u.type in economy.WORKERS]
     if ability_id in gamedata.TRAINS:
         return economy.train(world, structures, gamedata.TRAINS[ability_id])
+    if general == gamedata.LIFT.ability_id:
+        return economy.lift(world, structures)
+    if general == gamedata.CANCEL_LAST.ability_id:
+        queued = [u for u in structures if u.queue]
+        return economy.cancel(world, queued[0], len(queued[0].queue) - 1) if queued else ERROR
+    if general == gamedata.LAND.ability_id:
+        flyers = [u for u in own if u.type in economy.LANDS]
+        if not flyers or point is None:
+            return ERROR
+        site = economy.snap(economy.LANDS[flyers[0].type], *point)
+        problem = economy.placement_error(world, economy.LANDS[flyers[0].type], *site)
+        if problem is not None:
+            return problem
+        world.command(flyers[:1], Order("land", ability_id, point=site), queue)
+        return SUCCESS
     if general in (gamedata.RALLY_UNITS.ability_id, gamedata.RALLY_WORKERS.ability_id):
         return _rally(structures, point, target)
     if ability_id in gamedata.BUILDS:
         return _build(world, workers, gamedata.BUILDS[ability_id], ability_id, point, queue)
-    if point is not None and (general == gamedata.HARVEST_GATHER.ability_id or (
-            general == gamedata.SMART.ability_id and workers)) and not _is_resource(target):
-        # The cursor picks the resource under a worker standing on it, as the
-        # ability's target filter does in the game.
-        target = _resource_under(world, *point) or target
     if general == gamedata.HARVEST_GATHER.ability_id:
         if not workers:
             return ERROR
@@ -364,6 +380,15 @@ def _smart_for_workers(world, movers, workers, ability_id, target, queue) -> boo
     if others:
         world.command(others, Order("move", ability_id, point=(target.x, target.y)), queue)
     return True
+
+
+def _wants_resource(world: World, ability_id: int) -> bool:
+    """Gather, or a right-click by selected workers: a resource is what they aim at."""
+    ability = gamedata.ABILITIES.get(ability_id)
+    general = ability.general_id if ability else 0
+    return general == gamedata.HARVEST_GATHER.ability_id or (
+        general == gamedata.SMART.ability_id
+        and any(u.type in economy.WORKERS for u in world.selected_units()))
 
 
 def _is_resource(unit: Unit | None) -> bool:

@@ -21,6 +21,8 @@ MINERAL_WALK = 4.0  # a worker finding its field taken tries a free one this nea
 TOWN_HALL_SPACING = 3  # cells a town hall keeps from minerals and geysers
 BASE_RADIUS = 8.0  # mineral fields this near a town hall's edge belong to its base
 WORKER_ORDERS = ("gather", "return", "build", "construct")
+LIFTS = {gamedata.COMMAND_CENTER: gamedata.COMMAND_CENTER_FLYING}  # grounded -> flying
+LANDS = {flying: grounded for grounded, flying in LIFTS.items()}
 WORKERS = (SCV,)
 
 # --- supply, costs and tech -------------------------------------------------------------
@@ -163,6 +165,10 @@ def available(world, unit: Unit, ability: gamedata.Ability) -> bool:
         return cost_error(world, gamedata.BUILDS[aid]) is None
     if ability.general_id == gamedata.HARVEST_RETURN.ability_id:
         return unit.cargo > 0
+    if ability.general_id == gamedata.LIFT.ability_id:
+        return unit.finished and not unit.queue
+    if ability.general_id == gamedata.CANCEL_LAST.ability_id:
+        return bool(unit.queue)
     if unit.type.is_structure:
         return unit.finished
     return True
@@ -364,6 +370,31 @@ def _construct(world, unit: Unit, order: Order) -> bool:
         unit.orders[0] = Order("gather", gamedata.HARVEST_GATHER_SCV.ability_id,
                                target=structure.tag, phase="go")
         return False
+    return True
+
+
+# --- lifting off and landing --------------------------------------------------------------
+
+
+def lift(world, structures: list[Unit]) -> int:
+    """Lift the selected finished, idle Command Centers off: they fly, and stop being a
+    drop-off point or a footprint on the grid until they land."""
+    lifted = [u for u in structures if u.type in LIFTS and u.finished and not u.queue]
+    for unit in lifted:
+        unit.type = LIFTS[unit.type]
+        world.structure_version += 1
+    return error_pb2.Success if lifted else error_pb2.Error
+
+
+def land(world, unit: Unit, order: Order) -> bool:
+    """Fly to the landing site, then land if the footprint fits there; True when done."""
+    grounded = LANDS[unit.type]
+    if not world.move_towards(unit, *order.point, stop_at=0.0):
+        return False
+    if placement_error(world, grounded, *order.point) is None:
+        unit.type = grounded
+        unit.x, unit.y = order.point
+        world.structure_version += 1
     return True
 
 

@@ -84,6 +84,15 @@ RALLY_BUILDING = Ability(195, "Rally", 0, "Rally", "Y", POINT_OR_UNIT,
                          RALLY_UNITS.ability_id, True)
 RALLY_COMMANDCENTER = Ability(203, "RallyCommand", 0, "Rally", "Y", POINT_OR_UNIT,
                               RALLY_WORKERS.ability_id, True)
+LIFT = Ability(3679, "Lift", 0, "Lift", "L", NO_TARGET)
+LAND = Ability(3678, "Land", 0, "Land", "L", POINT)
+CANCEL_LAST = Ability(3671, "Cancel", 0, "CancelLast", "", NO_TARGET)
+LIFT_COMMANDCENTER = Ability(417, "CommandCenterLiftOff", 0, "Lift", "L", NO_TARGET,
+                             LIFT.ability_id)
+LAND_COMMANDCENTER = Ability(419, "CommandCenterLand", 0, "Land", "L", POINT,
+                             LAND.ability_id)
+CANCEL_QUEUE5 = Ability(306, "Queue5", 0, "CancelLast", "", NO_TARGET,
+                        CANCEL_LAST.ability_id)
 TRAIN_SCV = Ability(524, "CommandCenterTrain", 0, "SCV", "S", NO_TARGET)
 TRAIN_MARINE = Ability(560, "BarracksTrain", 0, "Marine", "A", NO_TARGET)
 
@@ -92,7 +101,8 @@ ABILITIES = {a.ability_id: a for a in (
     ATTACK, MOVE, PATROL, HOLD_POSITION, STOP,
     HARVEST_GATHER, HARVEST_RETURN, RALLY_UNITS, RALLY_WORKERS, HARVEST_GATHER_SCV,
     HARVEST_RETURN_SCV, BUILD_COMMANDCENTER, BUILD_SUPPLYDEPOT, BUILD_REFINERY,
-    BUILD_BARRACKS, RALLY_BUILDING, RALLY_COMMANDCENTER, TRAIN_SCV, TRAIN_MARINE)}
+    BUILD_BARRACKS, RALLY_BUILDING, RALLY_COMMANDCENTER, TRAIN_SCV, TRAIN_MARINE,
+    LIFT, LAND, CANCEL_LAST, LIFT_COMMANDCENTER, LAND_COMMANDCENTER, CANCEL_QUEUE5)}
 # The specific ability a general id stands for, e.g. for orders in raw observations.
 SPECIFIC = {a.remaps_to: a.ability_id for a in ABILITIES.values() if a.remaps_to}
 
@@ -183,6 +193,11 @@ COMMAND_CENTER = UnitType(
     18, "CommandCenter", health=1500, armor=1, radius=2.75, sight=11, army=False,
     mineral_cost=400, build_loops=1600, supply=15, footprint=(5, 5), armored=True,
     mechanical=True, race=common_pb2.Terran)
+# Lifted off: it flies (over everything), keeps its supply, and is no drop-off point.
+COMMAND_CENTER_FLYING = UnitType(
+    36, "CommandCenterFlying", health=1500, armor=1, speed=_per_loop(1.3125), radius=2.75,
+    sight=11, army=False, supply=15, collides=False, armored=True, mechanical=True,
+    race=common_pb2.Terran)
 SUPPLY_DEPOT = UnitType(
     19, "SupplyDepot", health=400, armor=1, radius=1.25, army=False, mineral_cost=100,
     build_loops=480, supply=8, footprint=(2, 2), armored=True, mechanical=True,
@@ -204,7 +219,7 @@ VESPENE_GEYSER = UnitType(
 
 UNIT_TYPES = {t.type_id: t for t in (
     MARINE, ZERGLING, ROACH, BANELING, BEACON, MINERAL_SHARD, SCV, COMMAND_CENTER,
-    SUPPLY_DEPOT, REFINERY, BARRACKS, MINERAL_FIELD, VESPENE_GEYSER)}
+    COMMAND_CENTER_FLYING, SUPPLY_DEPOT, REFINERY, BARRACKS, MINERAL_FIELD, VESPENE_GEYSER)}
 
 SUPPLY_LIMIT = 200
 TOWN_HALLS = (COMMAND_CENTER,)  # where workers return cargo

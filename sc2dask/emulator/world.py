@@ -165,6 +165,9 @@ class World:
         order = unit.orders[0] if unit.orders else None
         if order is None:
             self._idle(unit)
+        elif order.kind == "land":
+            if economy.land(self, unit, order):
+                unit.orders.pop(0)
         elif order.kind in economy.WORKER_ORDERS:
             if economy.work(self, unit, order) and unit.orders and unit.orders[0] is order:
                 unit.orders.pop(0)
@@ -287,7 +290,7 @@ class World:
             unit.speed_now = speed = min(speed, unit.speed_now + unit.type.acceleration)
             unit.moved_at = self.game_loop
         step = min(speed, remaining)
-        if self.structure_version:
+        if self.structure_version and unit.type.collides:  # flyers pass over structures
             wx, wy = self._waypoint(unit, x, y)
             if (wx, wy) != (x, y):  # round a structure first
                 dx, dy = wx - unit.x, wy - unit.y

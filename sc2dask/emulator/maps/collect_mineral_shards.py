@@ -11,9 +11,8 @@ from .base import Scenario
 SHARD_RECT = (23.0, 21.0, 43.0, 35.0)
 SHARD_COUNT = 20
 SHARD_MIN_DISTANCE = 2.0  # from the nearest marine when spawned
-# A marine picks a shard up when their footprints touch (marine 0.375 + shard 0.5
-# would be 0.875); calibrated down to 0.75 so that passing close by does not count.
-PICKUP_DISTANCE = 0.75
+# A marine picks a shard up when their footprints touch: marine 0.375 + shard 0.5.
+PICKUP_DISTANCE = 0.875
 
 
 class CollectMineralShards(Scenario):
