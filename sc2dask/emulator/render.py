@@ -116,6 +116,8 @@ def _draw_units(out, screen: ScreenGeometry, mini: MinimapGeometry, origin, unit
         values.append((u.alliance, u.owner, u.type.type_id, u.tag in selected, int(u.health),
                        int(u.health / u.type.health * 255) if u.type.health > 0 else 0,
                        0 if u.finished else int(u.build_progress * 255)))
+    # build_progress stays the template's zeros unless something is under construction.
+    drawn = _UNIT_LAYERS if any(not u.finished for u in units) else _UNIT_LAYERS[:-1]
     for u in units:
         rows.append((*mini.world_to_minimap(u.x - ox, u.y - oy), (u.x - ox) * m_scale,
                      (mini.map_h - (u.y - oy)) * m_scale, u.type.radius * m_scale))
@@ -125,9 +127,9 @@ def _draw_units(out, screen: ScreenGeometry, mini: MinimapGeometry, origin, unit
     pixels, owner, n_screen, aa_pixels, aa_weights = _rasterize(np.array(rows), size, n)
 
     split = sw * sh
-    layers = np.zeros((len(_UNIT_LAYERS), split + mw * mh), dtype=np.int32)
-    layers[:, pixels] = np.array(values, dtype=np.int32)[owner].T
-    for layer, name in zip(layers, _UNIT_LAYERS):
+    layers = np.zeros((len(drawn), split + mw * mh), dtype=np.int32)
+    layers[:, pixels] = np.array(values, dtype=np.int32)[owner, :len(drawn)].T
+    for layer, name in zip(layers, drawn):
         getattr(out.renders, name).data = pack_layer(layer[:split], SCREEN_BPP[name])
         if name in MINIMAP_BPP and (cheat or name != "unit_type"):
             getattr(out.minimap_renders, name).data = pack_layer(layer[split:], MINIMAP_BPP[name])

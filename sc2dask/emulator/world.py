@@ -165,12 +165,6 @@ class World:
         order = unit.orders[0] if unit.orders else None
         if order is None:
             self._idle(unit)
-        elif order.kind == "land":
-            if economy.land(self, unit, order):
-                unit.orders.pop(0)
-        elif order.kind in economy.WORKER_ORDERS:
-            if economy.work(self, unit, order) and unit.orders and unit.orders[0] is order:
-                unit.orders.pop(0)
         elif order.kind == "move":
             if self.move_towards(unit, *order.point, stop_at=0.0) or self._stalled(unit, order):
                 unit.orders.pop(0)
@@ -191,6 +185,12 @@ class World:
                     order.closest, order.stalled = float("inf"), 0
                 else:
                     unit.orders.pop(0)
+        elif order.kind == "land":
+            if economy.land(self, unit, order):
+                unit.orders.pop(0)
+        elif order.kind in economy.WORKER_ORDERS:
+            if economy.work(self, unit, order) and unit.orders and unit.orders[0] is order:
+                unit.orders.pop(0)
 
     @staticmethod
     def _stalled(unit: Unit, order: Order) -> bool:
@@ -343,10 +343,13 @@ class World:
         other, as the game's do, and through resources (the emulator has no pathing
         around a mineral line)."""
         movers = [u for u in self.units.values() if u.type.collides and u.type.speed > 0]
-        harvesting = [bool(u.orders) and u.orders[0].kind in ("gather", "return") for u in movers]
-        self._separate([u for u, h in zip(movers, harvesting) if not h])
-        if self.structure_version:
+        if self.structure_version:  # an economy map: workers, structures and resources
+            harvesting = [bool(u.orders) and u.orders[0].kind in ("gather", "return")
+                          for u in movers]
+            self._separate([u for u, h in zip(movers, harvesting) if not h])
             self._push_out_of_structures(movers, harvesting)
+        else:
+            self._separate(movers)
         x0, y0, x1, y1 = self.scenario.playable
         for unit in movers:
             r = unit.type.radius
