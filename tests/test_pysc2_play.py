@@ -15,8 +15,8 @@ pytestmark = pytest.mark.usefixtures("sc2path")
     ("CollectMineralShards", "CollectMineralShards", {}, 40),
     ("CollectMineralShards", "CollectMineralShardsFeatureUnits", {"feature_units": True}, 40),
     ("CollectMineralShards", "CollectMineralShardsRaw", {"raw": True}, 40),
-    ("DefeatRoaches", "DefeatRoaches", {}, 30),
-    ("DefeatRoaches", "DefeatRoachesRaw", {"raw": True}, 30),
+    ("DefeatRoaches", "DefeatRoaches", {}, 10),
+    ("DefeatRoaches", "DefeatRoachesRaw", {"raw": True}, 10),
 ])
 def test_scripted_agents_earn_points(map_name, agent, interface, minimum):
     with make_env(map_name, random_seed=7, **interface) as env:

@@ -24,6 +24,7 @@ STALL_RADIUS = 2.5
 # Idle units this close to an attacked ally join the fight (calibrated: random agents
 # must not win DefeatZerglingsAndBanelings fights piecemeal, as they cannot in the game).
 HELP_RADIUS = 8.0
+RANGE_SLACK = 1e-3  # world units: in range means within this of the weapon's reach
 
 
 @dataclasses.dataclass
@@ -232,14 +233,16 @@ class World:
         return best
 
     def _engage(self, unit: Unit, target: Unit, may_move: bool) -> None:
-        gap = unit.distance_to(target.x, target.y) - unit.type.radius - target.type.radius
-        if gap <= unit.type.weapon_range:
+        """Fire when in range, else close in. A unit closes in to just inside its range:
+        stopping exactly at it left float rounding to decide, and a unit a hair beyond
+        its range neither fired nor moved again (idle roaches stood under fire)."""
+        reach = unit.type.weapon_range + unit.type.radius + target.type.radius
+        if unit.distance_to(target.x, target.y) <= reach + RANGE_SLACK:
             unit.facing = math.atan2(target.y - unit.y, target.x - unit.x)
             if unit.cooldown <= 0:
                 self._fire(unit, target)
         elif may_move:
-            self.move_towards(unit, target.x, target.y,
-                               stop_at=unit.type.weapon_range + unit.type.radius + target.type.radius)
+            self.move_towards(unit, target.x, target.y, stop_at=reach - RANGE_SLACK)
 
     def _fire(self, unit: Unit, target: Unit) -> None:
         unit.cooldown = unit.type.cooldown
