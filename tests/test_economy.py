@@ -123,9 +123,8 @@ def test_one_worker_mines_a_field_at_a_time_and_the_rest_spread_to_free_fields()
         assert len(mining) == len(set(mining))  # never two on one field
         used |= set(mining)
     assert len(used) >= 6  # they walked on to the free fields nearby
-    # The game's SCVs bring about 60 minerals a minute each at this saturation
-    # (Liquipedia, "Mining": 60.3 with 11, 57.0 with 13 SCVs); a minute there is a
-    # "faster" one, 22.4 loops a second.
+    # The game's SCVs bring about 60 minerals a minute each at this saturation (README.md,
+    # "What the emulator plays"); a minute there is a "faster" one, 22.4 loops a second.
     per_minute = game.world.stats.collected_minerals / (game.world.game_loop / 22.4 / 60) / 12
     assert 50 <= per_minute <= 80, per_minute
 
@@ -297,7 +296,7 @@ def test_raw_actions_gather_and_build():
                                                ("BuildMarines", 25)])
 def test_the_scripted_agents_build_an_economy_and_random_play_does_not(map_name, minimum):
     """SC2LE's FullyConv scores 3,978 on CollectMineralsAndGas and humans about 138 on
-    BuildMarines; random play about 12 and below 1 (../shared/docs/baselines.md)."""
+    BuildMarines; random play about 12 and below 1 (benchmarks/bench_fidelity.py)."""
     np.random.seed(4)
     with make_env(map_name, screen=32, minimap=32, random_seed=21) as env:
         (scripted, _, _), = play(env, getattr(scripted_agents, map_name)(), episodes=1)

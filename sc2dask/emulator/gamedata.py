@@ -180,14 +180,13 @@ MINERAL_SHARD = UnitType(
 
 
 # The economy maps' units. Costs and build times are the game's (normal-speed seconds
-# x 16); ../shared/docs/minigames.md lists them.
+# x 16); README.md, "What the emulator plays", gives the sources.
 SCV = UnitType(
     45, "SCV", health=45, speed=_per_loop(2.8125), radius=0.375, damage=5, weapon_range=0.1,
     cooldown=1.5 * LOOPS_PER_SECOND, sight=8, acquire_range=0, light=True, mechanical=True,
     army=False, food=1, mineral_cost=50, build_loops=272, race=common_pb2.Terran,
-    # Workers accelerate at 2.5 per s^2 (most units: 1000, i.e. at once); with it a trip
-    # to a near field takes the ~6.5 normal seconds behind the game's 65 minerals a
-    # minute per SCV (Liquipedia, "Mining").
+    # Workers accelerate at 2.5 per s^2 (most units: 1000, i.e. at once); with it 12 SCVs
+    # on 8 fields bring about what the game's do (README.md, "What the emulator plays").
     acceleration=2.5 / LOOPS_PER_SECOND ** 2)
 COMMAND_CENTER = UnitType(
     18, "CommandCenter", health=1500, armor=1, radius=2.75, sight=11, army=False,
@@ -234,7 +233,7 @@ REQUIRES = {BARRACKS: SUPPLY_DEPOT}
 
 # --- harvesting -------------------------------------------------------------------------
 # A worker occupies a mineral field for 2.786 s and then pauses 0.5 s before it walks
-# back (Liquipedia, "Resources", normal speed); the next worker may start in the pause.
+# back (normal speed; sources in README.md); the next worker may start in the pause.
 MINERAL_GATHER_LOOPS = round(2.786 * LOOPS_PER_SECOND)
 GATHER_PAUSE_LOOPS = round(0.5 * LOOPS_PER_SECOND)
 # Inside a refinery a worker spends about 1.4 faster-speed seconds (1.96 s normal).

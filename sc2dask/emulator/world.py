@@ -233,16 +233,23 @@ class World:
         return best
 
     def _engage(self, unit: Unit, target: Unit, may_move: bool) -> None:
-        """Fire when in range, else close in. A unit closes in to just inside its range:
-        stopping exactly at it left float rounding to decide, and a unit a hair beyond
-        its range neither fired nor moved again (idle roaches stood under fire)."""
+        """Close in if out of range, then fire if in range, in the same loop.
+
+        A unit closes in to just inside its range: stopping exactly at it left float
+        rounding to decide, and a unit a hair beyond its range neither fired nor moved
+        again (idle roaches stood under fire). And it may fire in the loop it arrives:
+        a melee unit that the crowd pushes back a little each loop would otherwise
+        spend every loop stepping in and never strike (zerglings rarely hit marines)."""
         reach = unit.type.weapon_range + unit.type.radius + target.type.radius
-        if unit.distance_to(target.x, target.y) <= reach + RANGE_SLACK:
-            unit.facing = math.atan2(target.y - unit.y, target.x - unit.x)
-            if unit.cooldown <= 0:
-                self._fire(unit, target)
-        elif may_move:
+        if unit.distance_to(target.x, target.y) > reach + RANGE_SLACK:
+            if not may_move:
+                return
             self.move_towards(unit, target.x, target.y, stop_at=reach - RANGE_SLACK)
+            if unit.distance_to(target.x, target.y) > reach + RANGE_SLACK:
+                return
+        unit.facing = math.atan2(target.y - unit.y, target.x - unit.x)
+        if unit.cooldown <= 0:
+            self._fire(unit, target)
 
     def _fire(self, unit: Unit, target: Unit) -> None:
         unit.cooldown = unit.type.cooldown

@@ -35,7 +35,7 @@ def place_base(world, fields) -> object:
 
 class CollectMineralsAndGas(Scenario):
     name = "CollectMineralsAndGas"
-    # 420 s in the map script (pysc2's docs say 300): ../shared/docs/minigames.md.
+    # 420 s in the map script; pysc2's docs say 300 (README.md, "What the emulator plays").
     time_limit_loops = 420 * LOOPS_PER_SECOND
     playable = PLAYABLE
     camera_start = CAMERA
