@@ -272,6 +272,19 @@ def test_rallied_workers_mine_and_idle_workers_can_be_selected_in_every_mode():
     assert len(game.world.selection) == 13 and game.world.selection[0] == cc.tag
 
 
+def test_a_box_selects_structures_only_when_it_holds_no_unit():
+    game = Game("CollectMineralsAndGas")
+    cc, = game.units(gd.COMMAND_CENTER)
+    corner = game.screen(cc.x - 1, cc.y + 1), game.screen(cc.x + 1, cc.y - 1)
+    game.act(F.select_rect("select", *corner))
+    assert game.world.selection == [cc.tag]
+    assert game.obs()["single_select"][0][0] == gd.COMMAND_CENTER.type_id
+    scv = game.units(gd.SCV)[0]
+    game.act(F.select_rect("select", game.screen(min(scv.x, cc.x) - 1, cc.y + 3),
+                           game.screen(max(scv.x, cc.x) + 1, cc.y - 3)))
+    assert cc.tag not in game.world.selection and scv.tag in game.world.selection
+
+
 def test_raw_actions_gather_and_build():
     game = Game("CollectMineralsAndGas", use_raw_units=True, use_raw_actions=True)
     game.world.minerals = 200

@@ -33,8 +33,12 @@ def test_random_agent_scores_far_below_scripted_on_move_to_beacon():
     assert np.mean(random_scores) < 5 <= 20 <= np.mean(scripted_scores), (random_scores, scripted_scores)
 
 
-@pytest.mark.parametrize("map_name", sorted(SCENARIOS))
-@pytest.mark.parametrize("screen, minimap", [(64, 64), ((48, 32), 24), (16, 16)])
+ECONOMY_MAPS = ("CollectMineralsAndGas", "BuildMarines")
+
+
+@pytest.mark.parametrize("map_name, screen, minimap", [
+    *[(m, s, mm) for m in sorted(SCENARIOS) for s, mm in [(64, 64), ((48, 32), 24), (16, 16)]],
+    *[(m, 32, 32) for m in ECONOMY_MAPS]])  # the economy maps at the default 32x32 too
 def test_random_agent_plays_whole_episodes(map_name, screen, minimap):
     """Every observation matches the spec; an episode lasts the map's time limit unless all marines died."""
     np.random.seed(1)
