@@ -360,7 +360,7 @@ def _mover_command(world, movers, workers, general, ability_id, point, target, q
         world.command(movers, Order("patrol", ability_id, point=point), queue)
     elif general == gamedata.SMART.ability_id and workers and target is not None and \
             _smart_for_workers(world, movers, workers, ability_id, target, queue):
-        pass
+        return SUCCESS
     else:  # Move, or Smart on the ground / a friendly unit
         world.command(movers, Order("move", ability_id, point=point), queue)
     return SUCCESS

@@ -102,7 +102,7 @@ def _trains(producer_type: UnitType) -> list[UnitType]:
 
 def blocked_cells(world) -> np.ndarray:
     """Map cells [y, x] covered by a structure or resource; cached until one comes or goes."""
-    cached = getattr(world, "_blocked", None)
+    cached = world.blocked_cells
     if cached is not None and cached[0] == world.structure_version:
         return cached[1]
     grid = np.zeros(world.map_size[::-1], dtype=bool)
@@ -110,7 +110,7 @@ def blocked_cells(world) -> np.ndarray:
         if unit.type.is_structure:
             x0, y0, x1, y1 = (int(round(v)) for v in unit.footprint())
             grid[max(y0, 0):max(y1, 0), max(x0, 0):max(x1, 0)] = True
-    world._blocked = (world.structure_version, grid)
+    world.blocked_cells = (world.structure_version, grid)
     return grid
 
 

@@ -62,6 +62,7 @@ class World:
         self._end_result = 0
         self._next_tag = 1
         self.structure_version = 0  # bumped when a structure or resource comes or goes
+        self.blocked_cells = None  # economy.blocked_cells: (structure_version, grid)
         self.action_errors: list[int] = []
         scenario.setup(self)
         self._update_fog()
@@ -237,9 +238,9 @@ class World:
 
         A unit closes in to just inside its range: stopping exactly at it left float
         rounding to decide, and a unit a hair beyond its range neither fired nor moved
-        again (idle roaches stood under fire). And it may fire in the loop it arrives:
-        a melee unit that the crowd pushes back a little each loop would otherwise
-        spend every loop stepping in and never strike (zerglings rarely hit marines)."""
+        again (idle roaches stood under fire). And it may fire in the loop it arrives,
+        as in the game: a melee unit that the crowd pushes back a little each loop
+        would otherwise lose loops stepping in again before each strike."""
         reach = unit.type.weapon_range + unit.type.radius + target.type.radius
         if unit.distance_to(target.x, target.y) > reach + RANGE_SLACK:
             if not may_move:
