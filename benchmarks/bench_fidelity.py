@@ -68,17 +68,9 @@ def play_map(job) -> dict:
 
 
 def _play(env, agent, spec, episodes) -> list[float]:
+    from sc2dask.game import play_episode
     agent.setup(*spec)
-    scores = []
-    for _ in range(episodes):
-        agent.reset()
-        timestep = env.reset()[0]
-        score = 0.0
-        while not timestep.last():
-            timestep = env.step([agent.step(timestep)])[0]
-            score += timestep.reward
-        scores.append(score)
-    return scores
+    return [play_episode(env, agent) for _ in range(episodes)]
 
 
 def main():

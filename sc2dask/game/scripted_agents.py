@@ -73,6 +73,14 @@ class _EconomyAgent(base_agent.BaseAgent):
         return FUNCTIONS.no_op()
 
     def next_plan(self):
+        """Idle SCVs to work and stalled buildings resumed first, then the map's own plan."""
+        cc = self.command_center()
+        field = self.field_near(cc)
+        if cc is None or field is None:
+            return None
+        return self.common_plan(cc, field) or self.map_plan(cc, field)
+
+    def map_plan(self, cc, field):
         raise NotImplementedError
 
     def _watch_construction(self) -> None:
@@ -209,15 +217,8 @@ class CollectMineralsAndGas(_EconomyAgent):
         self._gas_workers = {}  # refinery screen position -> SCVs sent to it
         self._rallied = False
 
-    def next_plan(self):
+    def map_plan(self, cc, field):
         player = self.obs.player
-        cc = self.command_center()
-        field = self.field_near(cc)
-        if cc is None or field is None:
-            return None
-        plan = self.common_plan(cc, field)
-        if plan is not None:
-            return plan
         for refinery in self.finished(REFINERY, 3.0):
             key = tuple(np.round(refinery).astype(int))
             if self._gas_workers.setdefault(key, 1) < 3:  # its builder is the first
@@ -254,15 +255,8 @@ class BuildMarines(_EconomyAgent):
     WORKERS = 18
     BARRACKS = 8
 
-    def next_plan(self):
+    def map_plan(self, cc, field):
         player = self.obs.player
-        cc = self.command_center()
-        field = self.field_near(cc)
-        if cc is None or field is None:
-            return None
-        plan = self.common_plan(cc, field)
-        if plan is not None:
-            return plan
         barracks = self.finished(BARRACKS, 3.5)
         headroom = player.food_cap - player.food_used
         if headroom <= 2 + 2 * len(barracks) and player.minerals >= 100 \
