@@ -266,7 +266,8 @@ def serve_emulator(args: argparse.Namespace) -> int:
 
 
 def demo(args: argparse.Namespace) -> int:
-    """Play ``args.map`` with pysc2's scripted agent (random where there is none)."""
+    """Play ``args.map`` with its scripted agent: pysc2's, sc2dask's for the economy maps,
+    or pysc2's random agent where there is none."""
     from ..game import find_game, load_agent_class, make_env, play_episode, scripted_agent_path
     print(find_game().summary)
     path = scripted_agent_path(args.map)
@@ -375,7 +376,7 @@ def parser() -> argparse.ArgumentParser:
     serve.set_defaults(run=serve_emulator)
 
     play = commands.add_parser(
-        "demo", help="play a mini-game with pysc2's scripted agent and print the scores")
+        "demo", help="play a mini-game with its scripted agent and print the scores")
     play.add_argument("--map", default="MoveToBeacon")
     play.add_argument("--episodes", type=_positive_int, default=3)
     play.set_defaults(run=demo)
