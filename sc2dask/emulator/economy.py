@@ -101,17 +101,15 @@ def _trains(producer_type: UnitType) -> list[UnitType]:
 
 
 def blocked_cells(world) -> np.ndarray:
-    """Map cells [y, x] covered by a structure or resource; cached until one comes or goes."""
-    cached = world.blocked_cells
-    if cached is not None and cached[0] == world.structure_version:
-        return cached[1]
-    grid = np.zeros(world.map_size[::-1], dtype=bool)
-    for unit in world.units.values():
-        if unit.type.is_structure:
-            x0, y0, x1, y1 = (int(round(v)) for v in unit.footprint())
-            grid[max(y0, 0):max(y1, 0), max(x0, 0):max(x1, 0)] = True
-    world.blocked_cells = (world.structure_version, grid)
-    return grid
+    """Map cells [y, x] covered by a structure or resource."""
+    def compute():
+        grid = np.zeros(world.map_size[::-1], dtype=bool)
+        for unit in world.units.values():
+            if unit.type.is_structure:
+                x0, y0, x1, y1 = (int(round(v)) for v in unit.footprint())
+                grid[max(y0, 0):max(y1, 0), max(x0, 0):max(x1, 0)] = True
+        return grid
+    return world.cached("blocked_cells", compute)
 
 
 def snap(unit_type: UnitType, x: float, y: float) -> tuple[float, float]:
@@ -296,7 +294,8 @@ def _free_field_near(world, point, radius: float, worker: Unit, any_field=False)
 
 
 def _town_hall(world, unit: Unit) -> Unit | None:
-    halls = [u for u in world.own_units() if u.type in TOWN_HALLS and u.finished]
+    halls = world.cached("town_halls", lambda: [
+        u for u in world.own_units() if u.type in TOWN_HALLS and u.finished])
     return min(halls, key=unit.gap_to, default=None)
 
 
@@ -366,6 +365,7 @@ def _construct(world, unit: Unit, order: Order) -> bool:
     if not structure.finished:
         return False
     structure.health = float(t.health)
+    world.structure_version += 1  # a finished town hall takes cargo
     if t is gamedata.REFINERY:  # its builder starts on the gas, as in the game
         unit.orders[0] = Order("gather", gamedata.HARVEST_GATHER_SCV.ability_id,
                                target=structure.tag, phase="go")

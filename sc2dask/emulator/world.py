@@ -61,8 +61,9 @@ class World:
         self._end_at: int | None = None
         self._end_result = 0
         self._next_tag = 1
-        self.structure_version = 0  # bumped when a structure or resource comes or goes
-        self.blocked_cells = None  # economy.blocked_cells: (structure_version, grid)
+        self.structure_version = 0  # bumped when a structure or resource comes, goes or finishes
+        self._structure_cache: dict[str, tuple[int, object]] = {}
+        self._rosters: dict[Owner, list[Unit]] = {}  # each player's units as the loop began
         self.action_errors: list[int] = []
         scenario.setup(self)
         self._update_fog()
@@ -86,6 +87,24 @@ class World:
 
     def own_units(self) -> list[Unit]:
         return [u for u in self.units.values() if u.owner == Owner.AGENT]
+
+    def cached(self, key: str, compute):
+        """``compute()``, kept until a structure or resource comes, goes or finishes."""
+        version, value = self._structure_cache.get(key, (-1, None))
+        if version != self.structure_version:
+            value = compute()
+            self._structure_cache[key] = (self.structure_version, value)
+        return value
+
+    def _footprints(self):
+        """The structures and resources, their footprints (m, 4) and which are resources."""
+        def compute():
+            structures = [u for u in self.units.values() if u.type.is_structure]
+            rects = np.array([u.footprint() for u in structures], dtype=float).reshape(-1, 4)
+            resource = np.array([u.type.has_minerals or u.type.has_vespene for u in structures],
+                                dtype=bool)
+            return structures, rects, resource
+        return self.cached("footprints", compute)
 
     def units_of(self, owner: Owner, unit_type: UnitType | None = None) -> list[Unit]:
         return [u for u in self.units.values()
@@ -139,7 +158,10 @@ class World:
 
     def _tick(self) -> None:
         if self._end_at is None:  # after the last death the scripts pause all units
-            for unit in list(self.units.values()):
+            acting = list(self.units.values())
+            self._rosters = {owner: [u for u in acting if u.owner == owner]
+                             for owner in (Owner.AGENT, Owner.HOSTILE)}
+            for unit in acting:
                 if unit.alive:  # a unit killed earlier in this loop fires no last shot
                     self._act(unit)
             self._resolve_collisions()
@@ -225,8 +247,9 @@ class World:
     def _acquire(self, unit: Unit, reach: float) -> Unit | None:
         """The nearest visible enemy within ``reach`` of the unit's edge."""
         best, best_d = None, math.inf
-        for other in self.units.values():
-            if other.owner in (unit.owner, Owner.NEUTRAL) or not other.alive:
+        opponent = Owner.HOSTILE if unit.owner == Owner.AGENT else Owner.AGENT
+        for other in self._rosters.get(opponent, ()):
+            if not other.alive or other.tag not in self.units:
                 continue
             d = unit.distance_to(other.x, other.y) - unit.type.radius - other.type.radius
             if d <= reach and d < best_d:
@@ -320,19 +343,17 @@ class World:
         the corner of it that makes the shorter way. The emulator has no path finding;
         this is enough for a base's few buildings. Harvesting workers pass resources."""
         harvesting = bool(unit.orders) and unit.orders[0].kind in ("gather", "return")
+        structures, rects, resource = self._footprints()
+        if not structures:
+            return x, y
         r = unit.type.radius - 0.02  # just inside where the push-out leaves a unit
-        first, first_t = None, 1.0
-        for other in self.units.values():
-            if not other.type.is_structure or (harvesting and (
-                    other.type.has_minerals or other.type.has_vespene)):
-                continue
-            x0, y0, x1, y1 = other.footprint()
-            rect = (x0 - r, y0 - r, x1 + r, y1 + r)
-            if rect[0] <= x <= rect[2] and rect[1] <= y <= rect[3]:
-                continue  # the destination is at this structure: it is the target
-            t = _segment_enters(unit.x, unit.y, x, y, rect)
-            if t is not None and t < first_t:
-                first, first_t = rect, t
+        grown = rects + np.array([-r, -r, r, r])
+        at_destination = ((grown[:, 0] <= x) & (x <= grown[:, 2])
+                          & (grown[:, 1] <= y) & (y <= grown[:, 3]))  # the target itself
+        t = _segments_enter(unit.x, unit.y, x, y, grown)
+        t[at_destination | (resource if harvesting else False)] = np.inf
+        j = int(np.argmin(t))
+        first = tuple(grown[j]) if t[j] < 1.0 else None
         if first is None:
             return x, y
         m = 0.15  # corners just clear of the footprint
@@ -390,33 +411,36 @@ class World:
 
     def _push_out_of_structures(self, movers: list[Unit], harvesting: list[bool]) -> None:
         """Move each unit that overlaps a footprint to just outside its nearest edge."""
-        for structure in [u for u in self.units.values() if u.type.is_structure]:
-            x0, y0, x1, y1 = structure.footprint()
-            resource = structure.type.has_minerals or structure.type.has_vespene
-            for unit, ghost in zip(movers, harvesting):
-                if ghost and resource:
-                    continue
-                r = unit.type.radius
-                if not (x0 - r < unit.x < x1 + r and y0 - r < unit.y < y1 + r):
-                    continue
-                nx, ny = min(max(unit.x, x0), x1), min(max(unit.y, y0), y1)
-                d = math.hypot(unit.x - nx, unit.y - ny)
-                if d > 1e-9:
-                    if d < r:
-                        unit.x = nx + (unit.x - nx) / d * r
-                        unit.y = ny + (unit.y - ny) / d * r
-                    continue
-                # The centre is inside: leave through the nearest side.
-                left, right, down, up = unit.x - x0, x1 - unit.x, unit.y - y0, y1 - unit.y
-                nearest = min(left, right, down, up)
-                if nearest == left:
-                    unit.x = x0 - r
-                elif nearest == right:
-                    unit.x = x1 + r
-                elif nearest == down:
-                    unit.y = y0 - r
-                else:
-                    unit.y = y1 + r
+        structures, rects, resource = self._footprints()
+        if not movers or not structures:
+            return
+        pos = np.array([(u.x, u.y) for u in movers])
+        r = np.array([u.type.radius for u in movers])[:, None]
+        # Which units are within a radius of which footprints' boxes (the few to look at).
+        near = ((rects[None, :, 0] - r < pos[:, None, 0]) & (pos[:, None, 0] < rects[None, :, 2] + r)
+                & (rects[None, :, 1] - r < pos[:, None, 1]) & (pos[:, None, 1] < rects[None, :, 3] + r)
+                & ~(np.array(harvesting)[:, None] & resource[None, :]))
+        for i, j in zip(*np.nonzero(near)):
+            unit, (x0, y0, x1, y1) = movers[i], rects[j]
+            r = unit.type.radius
+            nx, ny = min(max(unit.x, x0), x1), min(max(unit.y, y0), y1)
+            d = math.hypot(unit.x - nx, unit.y - ny)
+            if d > 1e-9:
+                if d < r:
+                    unit.x = nx + (unit.x - nx) / d * r
+                    unit.y = ny + (unit.y - ny) / d * r
+                continue
+            # The centre is inside: leave through the nearest side.
+            left, right, down, up = unit.x - x0, x1 - unit.x, unit.y - y0, y1 - unit.y
+            nearest = min(left, right, down, up)
+            if nearest == left:
+                unit.x = x0 - r
+            elif nearest == right:
+                unit.x = x1 + r
+            elif nearest == down:
+                unit.y = y0 - r
+            else:
+                unit.y = y1 + r
 
     # --- fog ---------------------------------------------------------------------------
 
@@ -466,22 +490,27 @@ class World:
                 unit.orders[:] = [copy]
 
 
-def _segment_enters(ax, ay, bx, by, rect) -> float | None:
-    """The fraction of the way from a to b at which the segment enters ``rect``
-    (Liang-Barsky clipping), or None if it misses it."""
-    x0, y0, x1, y1 = rect
-    t0, t1 = 0.0, 1.0
+def _segments_enter(ax, ay, bx, by, rects: np.ndarray) -> np.ndarray:
+    """The fraction of the way from a to b at which the segment enters each rectangle
+    (m, 4) (Liang-Barsky clipping); inf where it misses one."""
     dx, dy = bx - ax, by - ay
-    for p, q in ((-dx, ax - x0), (dx, x1 - ax), (-dy, ay - y0), (dy, y1 - ay)):
+    t0, t1 = np.zeros(len(rects)), np.ones(len(rects))
+    missed = np.zeros(len(rects), dtype=bool)
+    for p, q in ((-dx, ax - rects[:, 0]), (dx, rects[:, 2] - ax),
+                 (-dy, ay - rects[:, 1]), (dy, rects[:, 3] - ay)):
         if abs(p) < 1e-12:
-            if q < 0:
-                return None
+            missed |= q < 0
             continue
         t = q / p
         if p < 0:
-            t0 = max(t0, t)
+            t0 = np.maximum(t0, t)
         else:
-            t1 = min(t1, t)
-        if t0 > t1:
-            return None
-    return t0
+            t1 = np.minimum(t1, t)
+    missed |= t0 > t1
+    return np.where(missed, np.inf, t0)
+
+
+def _segment_enters(ax, ay, bx, by, rect) -> float | None:
+    """The fraction of the way from a to b at which the segment enters ``rect``, or None."""
+    t = float(_segments_enter(ax, ay, bx, by, np.array([rect], dtype=float))[0])
+    return None if math.isinf(t) else t
