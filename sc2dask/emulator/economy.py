@@ -75,8 +75,7 @@ def train(world, producers: list[Unit], unit_type: UnitType) -> int:
     if not ready:
         return problems[0]
     producer = min(ready, key=lambda p: len(p.queue))
-    world.minerals -= unit_type.mineral_cost
-    world.vespene -= unit_type.vespene_cost
+    _pay(world, unit_type)
     producer.queue.append(unit_type)
     return error_pb2.Success
 
@@ -88,9 +87,15 @@ def cancel(world, producer: Unit, index: int) -> int:
     unit_type = producer.queue.pop(index)
     if index == 0:
         producer.train_loops = None
-    world.minerals += unit_type.mineral_cost
-    world.vespene += unit_type.vespene_cost
+    _pay(world, unit_type, refund=True)
     return error_pb2.Success
+
+
+def _pay(world, unit_type: UnitType, refund: bool = False) -> None:
+    """Take ``unit_type``'s cost from the agent's bank (give it back with ``refund``)."""
+    sign = 1 if refund else -1
+    world.minerals += sign * unit_type.mineral_cost
+    world.vespene += sign * unit_type.vespene_cost
 
 
 def _trains(producer_type: UnitType) -> list[UnitType]:
@@ -190,8 +195,8 @@ def harvesters(world, base: Unit) -> tuple[int, int]:
         ideal = 2 * len(fields)
     else:
         fields, ideal = {base.tag}, 3
-    assigned = sum(1 for u in world.own_units() if u.type in WORKERS and u.orders
-                   and u.orders[0].kind in ("gather", "return") and u.harvest_from in fields)
+    assigned = sum(1 for u in world.own_units() if u.type in WORKERS and u.harvesting
+                   and u.harvest_from in fields)
     return assigned, ideal
 
 
@@ -341,8 +346,7 @@ def _build(world, unit: Unit, order: Order) -> bool:
         problem = cost_error(world, unit_type)
     if problem is not None:
         return True  # the game drops the order with an alert
-    world.minerals -= unit_type.mineral_cost
-    world.vespene -= unit_type.vespene_cost
+    _pay(world, unit_type)
     structure = world.spawn(unit_type, Owner.AGENT, site.x, site.y, build_progress=0.0,
                             health=unit_type.health * 0.1)
     if geyser is not None:

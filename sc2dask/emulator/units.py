@@ -81,6 +81,11 @@ class Unit:
             self.contents = self.type.contents
 
     @property
+    def harvesting(self) -> bool:
+        """On a gather or return-cargo trip: such workers pass through each other."""
+        return bool(self.orders) and self.orders[0].kind in ("gather", "return")
+
+    @property
     def finished(self) -> bool:
         return self.build_progress >= 1.0
 

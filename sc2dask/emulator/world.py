@@ -342,7 +342,6 @@ class World:
         """Where to walk to get round the first structure on the straight line to (x, y):
         the corner of it that makes the shorter way. The emulator has no path finding;
         this is enough for a base's few buildings. Harvesting workers pass resources."""
-        harvesting = bool(unit.orders) and unit.orders[0].kind in ("gather", "return")
         structures, rects, resource = self._footprints()
         if not structures:
             return x, y
@@ -351,7 +350,7 @@ class World:
         at_destination = ((grown[:, 0] <= x) & (x <= grown[:, 2])
                           & (grown[:, 1] <= y) & (y <= grown[:, 3]))  # the target itself
         t = _segments_enter(unit.x, unit.y, x, y, grown)
-        t[at_destination | (resource if harvesting else False)] = np.inf
+        t[at_destination | (resource if unit.harvesting else False)] = np.inf
         j = int(np.argmin(t))
         first = tuple(grown[j]) if t[j] < 1.0 else None
         if first is None:
@@ -376,8 +375,7 @@ class World:
         around a mineral line)."""
         movers = [u for u in self.units.values() if u.type.collides and u.type.speed > 0]
         if self.structure_version:  # an economy map: workers, structures and resources
-            harvesting = [bool(u.orders) and u.orders[0].kind in ("gather", "return")
-                          for u in movers]
+            harvesting = [u.harvesting for u in movers]
             self._separate([u for u, h in zip(movers, harvesting) if not h])
             self._push_out_of_structures(movers, harvesting)
         else:
