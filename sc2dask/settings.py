@@ -43,6 +43,7 @@ MAP_DEFAULTS = "maps"  # sc2dask.maps.<map>.<section>.<key>: one map's defaults
 Mode = Literal["central", "sync", "async"]
 Precision = Literal["float32", "mixed_float16", "mixed_bfloat16"]
 Compression = Literal["none", "fp16", "int8", "topk"]
+LrScaling = Literal["none", "sqrt", "linear"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,6 +155,9 @@ class TrainSettings:
     layered_sync: int = Rule("send hosts the policy and value heads with every update and "
                              "the other layers every k updates (1: everything, every update)",
                              minimum=1)
+    sync_lr_scaling: LrScaling = Rule("sync: scale each update's learning rate with the "
+                                      "number K of gradients it averages (a K times larger "
+                                      "batch): none, sqrt (by sqrt(K)) or linear (by K)")
     max_staleness: int = Rule("async, and sync stragglers: drop gradients more than this "
                               "many versions old",
                               minimum=0)

@@ -501,3 +501,32 @@ def test_learns_to_click_the_beacon(beacon_env, precision):
           f"hit rate {rates[0]:.2f} -> {np.mean(rates[-5:]):.2f}")
     assert np.mean(rates[:5]) < 0.2
     assert np.mean(rates[-5:]) > 0.8
+
+
+def _one_sync_update(scaling: str, n_hosts: int) -> list[np.ndarray]:
+    """How far each weight moves in one sync update averaging ``n_hosts`` equal gradients."""
+    from sc2dask.training.recorder import Progress, Recorder
+    from sc2dask.training.store import ParameterStore
+    from sc2dask.training.updates import SyncUpdates
+    learner = Learner(MOVE_16, _obs_spec(16, 16))
+    store = ParameterStore(learner)
+    recorder = Recorder(Progress(), started=time.monotonic(), version=lambda: store.version,
+                        checkpoint=lambda: None, checkpoint_every=0)
+    rule = SyncUpdates(store, recorder, n_hosts, max_staleness=4, lr_scaling=scaling)
+    before = learner.get_weights()
+    rng = np.random.default_rng(0)
+    grads = [rng.choice([-1e-2, 1e-2], size=w.shape).astype(np.float32) for w in before]
+    for host in range(n_hosts):
+        assert store.version == 0  # the update waits for every host
+        rule.on_result(host, (grads, {"steps": 16.0}, []), version=0)
+    assert store.version == 1
+    return np.concatenate([np.abs(a - b).ravel() for a, b in zip(learner.get_weights(), before)])
+
+
+@pytest.mark.parametrize("scaling, factor", [("sqrt", np.sqrt(3)), ("linear", 3.0)])
+def test_sync_lr_scaling_sizes_the_step_by_the_gradients_averaged(scaling, factor):
+    """From the same weights and gradients, Adam's first step is proportional to the
+    learning rate, so averaging 3 hosts' gradients moves every weight factor times as far."""
+    plain = _one_sync_update("none", 3)
+    assert plain.min() > 0
+    np.testing.assert_allclose(_one_sync_update(scaling, 3), plain * factor, rtol=1e-4)

@@ -106,6 +106,10 @@ def test_settings_that_must_agree():
     with pytest.raises(ConfigError, match="needs mode='central'"):
         check_settings(_train(mode="async"), agent)
     check_settings(_train(mode="central"), agent)
+    plain = load(AgentSettings).values
+    with pytest.raises(ConfigError, match="only mode='sync' makes"):
+        check_settings(_train(mode="async", sync_lr_scaling="sqrt"), plain)
+    check_settings(_train(mode="sync", sync_lr_scaling="linear"), plain)
     with pytest.raises(ConfigError, match="action-set 'jump' is not one of"):
         check_settings(_train(), load(AgentSettings, {"action_set": "jump"}).values)
 

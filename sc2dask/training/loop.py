@@ -170,6 +170,10 @@ def check_settings(opts: TrainSettings, agent: AgentSettings) -> None:
         raise ConfigError(f"sc2dask.train.envs-max ({opts.envs_max}) is below envs "
                           f"({opts.envs}); it is how far an elastic run grows, so give at "
                           f"least envs, or leave it unset for a fixed number of envs.")
+    if opts.sync_lr_scaling != "none" and opts.mode != "sync":
+        raise ConfigError(f"sync-lr-scaling={opts.sync_lr_scaling!r} scales the rate of "
+                          f"updates that average several hosts' gradients, which only "
+                          f"mode='sync' makes; set mode='sync' or sync-lr-scaling='none'.")
     if agent.epochs > 1 and opts.mode != "central":
         raise ConfigError(f"epochs={agent.epochs} reuses each batch on the client, so it "
                           f"needs mode='central' (in {opts.mode!r} mode workers send one "

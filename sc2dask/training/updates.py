@@ -12,6 +12,8 @@ back it hands it to the rule, and gives new work to the hosts the rule returns.
   With K below the number of hosts N, an update waits only for the first K: the
   stragglers' gradients, computed on older weights, join a later average weighted by
   1 / (1 + staleness) (the async rule below), or are dropped beyond ``max-staleness``.
+  ``sync-lr-scaling`` scales the learning rate of an update with the number of gradients
+  it averages (sqrt or linear), since more hosts give larger batches, not more updates.
 - ``AsyncUpdates``: each host's gradient is applied as it arrives; gradients more than
   ``max-staleness`` versions old are dropped, fresher stale ones are applied with the
   learning rate divided by (1 + staleness) (staleness-aware async SGD, Zhang et al. 2016).
@@ -110,9 +112,11 @@ class AsyncUpdates(UpdateRule):
 
 class SyncUpdates(UpdateRule):
     def __init__(self, store, recorder, gradients_per_update: int, max_staleness: int,
-                 follow_hosts: bool = False):  # k is the number of hosts, as it changes
+                 follow_hosts: bool = False,  # k is the number of hosts, as it changes
+                 lr_scaling: str = "none"):
         super().__init__(store, recorder)
         self.k, self.max_staleness = gradients_per_update, max_staleness
+        self.lr_scaling = LR_SCALINGS[lr_scaling]
         self._given_k = None if follow_hosts else gradients_per_update  # sync-gradients
         self._batch: list[tuple] = []  # (result, version)
         self._waiting: list = []  # placements whose result is in the batch
@@ -151,9 +155,18 @@ class SyncUpdates(UpdateRule):
                 results, [1.0 / (1 + self.store.version - v) for r, v in batch
                           if r[0] is not None])
             staleness = max(self.store.version - v for r, v in batch if r[0] is not None)
-            self.recorder.record(self.store.apply(grads), metrics,
+            applied = self.store.apply(grads, lr_scale=self.lr_scaling(len(results)))
+            self.recorder.record(applied, metrics,
                                  [s for r in results for s in r[2]], staleness)
         return waiting
+
+
+# sync-lr-scaling: the learning-rate factor of an update that averages k gradients. The
+# mean of k gradients has k times less variance, so it can take a larger step: linear keeps
+# the step per sample of one host's updates, sqrt keeps the step's noise (the sources and
+# the measurement are in README.md, "How it scales").
+LR_SCALINGS = {"none": lambda k: 1.0, "sqrt": lambda k: float(np.sqrt(k)),
+               "linear": lambda k: float(k)}
 
 
 def _count_rejected(rule: UpdateRule, metrics: dict, scores: list, version: int) -> None:
@@ -181,7 +194,8 @@ def make_update_rule(settings: TrainSettings, agent, store: ParameterStore, reco
                           f"hosts (one per worker); set it to at most {n_hosts}, or leave it "
                           f"unset for one gradient per host.")
     rule = SyncUpdates(store, recorder, k, settings.max_staleness,
-                       follow_hosts=settings.sync_gradients is None)
+                       follow_hosts=settings.sync_gradients is None,
+                       lr_scaling=settings.sync_lr_scaling)
     rule.work_options = {"compression": settings.compression, "fraction": settings.topk_fraction}
     return rule
 
