@@ -101,9 +101,12 @@ def test_the_page_and_metrics_follow_a_training_run(client):
         assert 0 < value(metrics, "sc2dask_agent_steps_total") <= 20_000
         assert value(metrics, "sc2dask_agent_steps_per_second") > 0
         assert value(metrics, "sc2dask_parameter_version") >= 1
-        # central mode, 2 hosts, each playing its next rollout while the client learns
-        # (train.overlap): a batch is at most the other host's update and its own old
-        assert value(metrics, "sc2dask_gradient_staleness") in (0, 1, 2)
+        # central mode with overlap: a host's batch is as stale as the updates made while
+        # it played, its own last one and every rollout the other host finished meanwhile
+        # (CI once saw 3), so the bound that always holds is the updates made so far
+        staleness = value(metrics, "sc2dask_gradient_staleness")
+        assert staleness == int(staleness)
+        assert 0 <= staleness <= value(metrics, "sc2dask_parameter_version")
         assert value(metrics, "sc2dask_bytes_moved_total") > 0
         (labels, _), = metrics["sc2dask_training_info"]
         assert labels["map"] == "MoveToBeacon" and labels["mode"] == "central"
