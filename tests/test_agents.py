@@ -503,7 +503,7 @@ def test_learns_to_click_the_beacon(beacon_env, precision):
     assert np.mean(rates[-5:]) > 0.8
 
 
-def _one_sync_update(scaling: str, n_hosts: int) -> list[np.ndarray]:
+def _one_sync_update(scaling: str, n_hosts: int) -> np.ndarray:
     """How far each weight moves in one sync update averaging ``n_hosts`` equal gradients."""
     from sc2dask.training.recorder import Progress, Recorder
     from sc2dask.training.store import ParameterStore
