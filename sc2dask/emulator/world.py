@@ -413,10 +413,12 @@ class World:
         if not movers or not structures:
             return
         pos = np.array([(u.x, u.y) for u in movers])
-        r = np.array([u.type.radius for u in movers])[:, None]
+        radii = np.array([u.type.radius for u in movers])[:, None]
         # Which units are within a radius of which footprints' boxes (the few to look at).
-        near = ((rects[None, :, 0] - r < pos[:, None, 0]) & (pos[:, None, 0] < rects[None, :, 2] + r)
-                & (rects[None, :, 1] - r < pos[:, None, 1]) & (pos[:, None, 1] < rects[None, :, 3] + r)
+        near = ((rects[None, :, 0] - radii < pos[:, None, 0])
+                & (pos[:, None, 0] < rects[None, :, 2] + radii)
+                & (rects[None, :, 1] - radii < pos[:, None, 1])
+                & (pos[:, None, 1] < rects[None, :, 3] + radii)
                 & ~(np.array(harvesting)[:, None] & resource[None, :]))
         for i, j in zip(*np.nonzero(near)):
             unit, (x0, y0, x1, y1) = movers[i], rects[j]
