@@ -193,6 +193,36 @@ def test_policy_rebuilds_from_config_and_weights():
 
 
 @pytest.mark.unit
+def test_weights_read_are_a_copy_that_later_updates_leave_alone():
+    """Hosts and the parameter store keep what ``get_weights`` returns (to send, to diff):
+    an Adam step or a load into the model must not change it, nor it the model."""
+    learner = Learner(MOVE_16, _obs_spec(16, 16))
+    before = learner.get_weights()
+    kept = [w.copy() for w in before]
+    learner.apply_gradients([np.ones(w.shape, np.float32) for w in before])
+    after = learner.get_weights()
+    assert any(not np.array_equal(a, b) for a, b in zip(after, kept)), "the step moved nothing"
+    for w, k in zip(before, kept):
+        np.testing.assert_array_equal(w, k)
+    before[0][...] = 7.0  # a caller's own array
+    assert not np.array_equal(learner.get_weights()[0], before[0])
+    learner.set_weights(kept)
+    for w, k in zip(learner.get_weights(), kept):
+        np.testing.assert_array_equal(w, k)
+
+
+@pytest.mark.unit
+def test_set_weights_of_another_shape_names_the_weight():
+    policy = Policy(MOVE_16, _obs_spec(16, 16))
+    weights = policy.get_weights()
+    with pytest.raises(ValueError, match="weight arrays for a model of"):
+        policy.set_weights(weights[:-1])
+    weights[0] = np.zeros((1, 2, 3), np.float32)
+    with pytest.raises(ValueError, match="another config"):
+        policy.set_weights(weights)
+
+
+@pytest.mark.unit
 def test_without_minimap_layers_the_model_has_no_minimap_tower():
     """MoveToBeacon's default: the camera sees the whole map, so the minimap adds cost only."""
     config = dataclasses.replace(MOVE_16, screen_layers=("player_relative", "selected"),
@@ -530,3 +560,18 @@ def test_sync_lr_scaling_sizes_the_step_by_the_gradients_averaged(scaling, facto
     plain = _one_sync_update("none", 3)
     assert plain.min() > 0
     np.testing.assert_allclose(_one_sync_update(scaling, 3), plain * factor, rtol=1e-4)
+
+
+@pytest.mark.unit
+def test_the_store_reads_each_version_once_and_shares_it_read_only():
+    """Every host given work at one version gets the same arrays; an update makes new ones."""
+    from sc2dask.training.store import ParameterStore
+    store = ParameterStore(Learner(MOVE_16, _obs_spec(16, 16)))
+    version, weights = store.snapshot()
+    assert store.snapshot()[1] is weights
+    assert not weights[0].flags.writeable
+    assert store.apply([np.ones(w.shape, np.float32) for w in weights])
+    new_version, new_weights = store.snapshot()
+    assert new_version == version + 1
+    assert any(not np.array_equal(a, b) for a, b in zip(new_weights, weights))
+    np.testing.assert_array_equal(new_weights[0], store.learner.get_weights()[0])

@@ -102,8 +102,18 @@ class Policy:
                                 if k in self.encoder.spec())
         signature = {k: tf.TensorSpec((None, *s.shape), s.dtype.name)
                      for k, s in self.encoder.spec().items() if k in self.input_keys}
+        # Concrete functions, called directly: a tf.function's dispatch (binding and type
+        # checks of its arguments) costs ~0.2 ms a call, a sixth of a host's forward pass,
+        # and a Keras set_weights/get_weights costs 3 ms for the 2 MB a host loads each
+        # rollout (benchmarks/bench_learner.py prints both).
         self.forward = tf.function(lambda batch: self.model(batch, training=False),
-                                   input_signature=[signature])
+                                   input_signature=[signature]).get_concrete_function()
+        variables = self.model.weights
+        self._read = tf.function(lambda: [v.value for v in variables]).get_concrete_function()
+        self._assign = tf.function(
+            lambda values: [v.assign(x) for v, x in zip(variables, values)] and None,
+            input_signature=[[tf.TensorSpec(v.shape, v.dtype) for v in variables]],
+        ).get_concrete_function()
 
     def act(self, observations: Sequence | Mapping[str, np.ndarray], rng: np.random.Generator
             ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], list]:
@@ -139,7 +149,8 @@ class Policy:
         return self.forward(self._inputs(self._batch(observations)))["value"].numpy()
 
     def get_weights(self) -> list[np.ndarray]:
-        return [np.array(w) for w in self.model.get_weights()]
+        """A copy of every weight (``model.weights`` order), owned by the caller."""
+        return [x.numpy() for x in self._read()]
 
     def head_weights(self) -> list[bool]:
         """Which of ``get_weights()`` belong to the policy's logits and the value head:
@@ -148,7 +159,15 @@ class Policy:
                 for w in self.model.weights]
 
     def set_weights(self, weights: Sequence[np.ndarray]) -> None:
-        self.model.set_weights(list(weights))
+        variables = self.model.weights
+        if len(weights) != len(variables):
+            raise ValueError(f"Got {len(weights)} weight arrays for a model of "
+                             f"{len(variables)}; were they saved with another config?")
+        for w, v in zip(weights, variables):
+            if tuple(np.shape(w)) != tuple(v.shape):
+                raise ValueError(f"Weight {v.path} has shape {tuple(v.shape)}, got "
+                                 f"{np.shape(w)}; were they saved with another config?")
+        self._assign([np.asarray(w, v.dtype) for w, v in zip(weights, variables)])
 
     def _batch(self, observations):
         if isinstance(observations, Mapping):

@@ -25,14 +25,23 @@ class ParameterStore:
         self.rejected = 0
         self._base_lr = float(learner.optimizer.learning_rate.numpy())
         self._lock = threading.Lock()
+        self._read: list[np.ndarray] | None = None  # this version's weights, read once
 
     def weights(self) -> list[np.ndarray]:
         return self.snapshot()[1]
 
     def snapshot(self) -> tuple[int, list[np.ndarray]]:
-        """(version, weights), consistent with each other."""
+        """(version, weights), consistent with each other.
+
+        Every host given work at one version gets the same arrays, read from the model
+        once and read-only, so sharing them is safe.
+        """
         with self._lock:
-            return self.version, self.learner.get_weights()
+            if self._read is None:
+                self._read = self.learner.get_weights()
+                for array in self._read:
+                    array.setflags(write=False)
+            return self.version, self._read
 
     def apply(self, grads, lr_scale: float = 1.0) -> bool:
         """One optimizer step; NaN/inf gradients are rejected (logged), returning False."""
@@ -46,6 +55,7 @@ class ParameterStore:
             finally:
                 self.learner.optimizer.learning_rate.assign(self._base_lr)
             self.version += 1
+            self._read = None
             return True
 
     def reject(self, reason) -> None:
@@ -60,3 +70,4 @@ class ParameterStore:
             self.learner.set_weights(weights)
             self.learner.set_optimizer_state(optimizer_state)
             self.version = version
+            self._read = None
