@@ -50,7 +50,9 @@ def main():
                       f"gradient {row['gradient_ms_per_sample']:6.2f} ms/sample "
                       f"({row['learner_samples_per_s']:6.0f} samples/s)  apply "
                       f"{row['apply_ms']:5.1f} ms  act {row['act_ms_per_batch']:5.2f} ms per "
-                      f"batch of {args.envs}  ({row['params']} weights)", flush=True)
+                      f"batch of {args.envs}  weights: load {row['load_weights_ms']:4.2f} ms, "
+                      f"read {row['read_weights_ms']:4.2f} ms  ({row['params']} weights)",
+                      flush=True)
     if args.json:
         print(json.dumps({"map": args.map, "screen": args.screen, "rows": rows}))
 
@@ -90,12 +92,16 @@ def measure(args, threads: int, features: str, precision: str) -> dict:
     gradient = _median(lambda: learner.compute_gradients(batch), args.repeats)
     apply = _median(lambda: learner.apply_gradients(grads), args.repeats)
     act = _median(lambda: learner.policy.act(observations, rng), args.repeats * 4)
+    weights = learner.get_weights()  # what a host loads before each rollout
+    load = _median(lambda: learner.set_weights(weights), args.repeats * 4)
+    read = _median(learner.get_weights, args.repeats * 4)
     samples = 4 * steps
     return {"threads": threads, "features": features, "precision": precision,
             "params": int(sum(np.prod(v.shape) for v in learner.model.trainable_variables)),
             "gradient_ms_per_sample": 1000 * gradient / samples,
             "learner_samples_per_s": samples / (gradient + apply),
-            "apply_ms": 1000 * apply, "act_ms_per_batch": 1000 * act}
+            "apply_ms": 1000 * apply, "act_ms_per_batch": 1000 * act,
+            "load_weights_ms": 1000 * load, "read_weights_ms": 1000 * read}
 
 
 def _median(call, repeats: int) -> float:

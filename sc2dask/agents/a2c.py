@@ -87,6 +87,27 @@ def set_tf_threads(intra_op: int, inter_op: int | None = None) -> bool:
             and tf.config.threading.get_inter_op_parallelism_threads() == inter_op)
 
 
+class _Graph:
+    """A TensorFlow graph of ``fn`` for one input signature, traced on its first call and
+    then called as a concrete function.
+
+    A ``tf.function`` call binds and type-checks its arguments before it runs the graph,
+    ~0.2 ms a call: a sixth of a host's forward pass for 2 envs. Keras's own
+    ``set_weights``/``get_weights`` run one op per array, 3 ms for the 2 MB a host loads
+    each rollout. As graphs they cost 1.2 and 1.8 ms less (``benchmarks/bench_learner.py``
+    prints the load and read times).
+    """
+
+    def __init__(self, fn, input_signature: list):
+        self._function = tf.function(fn, input_signature=input_signature)
+        self._concrete = None
+
+    def __call__(self, *args):
+        if self._concrete is None:  # traced when first needed: a central-mode host never
+            self._concrete = self._function.get_concrete_function()  # computes gradients
+        return self._concrete(*args)
+
+
 # ----------------------------------------------------------------------------- policy
 
 class Policy:
@@ -102,18 +123,12 @@ class Policy:
                                 if k in self.encoder.spec())
         signature = {k: tf.TensorSpec((None, *s.shape), s.dtype.name)
                      for k, s in self.encoder.spec().items() if k in self.input_keys}
-        # Concrete functions, called directly: a tf.function's dispatch (binding and type
-        # checks of its arguments) costs ~0.2 ms a call, a sixth of a host's forward pass,
-        # and a Keras set_weights/get_weights costs 3 ms for the 2 MB a host loads each
-        # rollout (benchmarks/bench_learner.py prints both).
-        self.forward = tf.function(lambda batch: self.model(batch, training=False),
-                                   input_signature=[signature]).get_concrete_function()
+        self.forward = _Graph(lambda batch: self.model(batch, training=False), [signature])
         variables = self.model.weights
-        self._read = tf.function(lambda: [v.value for v in variables]).get_concrete_function()
-        self._assign = tf.function(
+        self._read = _Graph(lambda: [v.value for v in variables], [])
+        self._assign = _Graph(
             lambda values: [v.assign(x) for v, x in zip(variables, values)] and None,
-            input_signature=[[tf.TensorSpec(v.shape, v.dtype) for v in variables]],
-        ).get_concrete_function()
+            [[tf.TensorSpec(v.shape, v.dtype) for v in variables]])
 
     def act(self, observations: Sequence | Mapping[str, np.ndarray], rng: np.random.Generator
             ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], list]:
@@ -307,14 +322,13 @@ class Learner:
         obs_sig = {k: tf.TensorSpec((None, *s.shape), s.dtype.name) for k, s in spec.items()}
         act_sig = {h: tf.TensorSpec((None,), tf.int32) for h in self.policy.action_set.heads}
         step_sig = tf.TensorSpec((None,), tf.float32)
-        self._gradients = tf.function(self._gradients_graph, input_signature=[
+        self._gradients = _Graph(self._gradients_graph, [
             obs_sig, act_sig, step_sig, step_sig, tf.TensorSpec((None,), tf.int32),
             tf.TensorSpec((None, None), tf.float32), step_sig, tf.TensorSpec((), tf.float32)])
         self.loss_scale = LossScale(dynamic=config.precision == "mixed_float16")
         variables = self.model.trainable_variables
-        self._apply = tf.function(
-            lambda grads: self.optimizer.apply_gradients(zip(grads, variables)),
-            input_signature=[[tf.TensorSpec(v.shape, v.dtype) for v in variables]])
+        self._apply = _Graph(lambda grads: self.optimizer.apply_gradients(zip(grads, variables)),
+                             [[tf.TensorSpec(v.shape, v.dtype) for v in variables]])
 
     def compute_gradients(self, trajectories: Sequence[Trajectory]
                           ) -> tuple[list[np.ndarray], dict[str, float]]:

@@ -46,14 +46,16 @@ class ParameterStore:
     def apply(self, grads, lr_scale: float = 1.0) -> bool:
         """One optimizer step; NaN/inf gradients are rejected (logged), returning False."""
         with self._lock:
-            self.learner.optimizer.learning_rate.assign(self._base_lr * lr_scale)
+            if lr_scale != 1.0:
+                self.learner.optimizer.learning_rate.assign(self._base_lr * lr_scale)
             try:
                 self.learner.apply_gradients(grads)
             except NonFiniteGradients as exc:
                 self.reject(exc)
                 return False
             finally:
-                self.learner.optimizer.learning_rate.assign(self._base_lr)
+                if lr_scale != 1.0:
+                    self.learner.optimizer.learning_rate.assign(self._base_lr)
             self.version += 1
             self._read = None
             return True
