@@ -12,7 +12,7 @@ from sc2dask import SC2Adaptive, train
 from sc2dask.errors import ConfigError
 from sc2dask.training.cluster import local_cluster, sc2_capacity
 from sc2dask.training.recorder import Progress, Recorder
-from sc2dask.training.updates import SyncUpdates
+from sc2dask.training.updates import AsyncUpdates, SyncUpdates
 
 TINY = dict(action_set="move", screen=16, minimap=16)
 
@@ -21,10 +21,11 @@ class _Store:
     """The two things SyncUpdates asks of a ParameterStore: its version, and apply."""
 
     def __init__(self):
-        self.version, self.applied = 0, []
+        self.version, self.applied, self.lr_scales = 0, [], []
 
     def apply(self, grads, lr_scale=1.0):
         self.applied.append(grads)
+        self.lr_scales.append(lr_scale)
         self.version += 1
         return True
 
@@ -51,6 +52,29 @@ def test_sync_waits_for_every_host_as_hosts_come_and_go():
     assert fixed.k == 1  # sync-gradients given: capped by the hosts there are,
     fixed.resize(5)
     assert fixed.k == 2  # and back to it when hosts return
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("damping, scales", [
+    ("staleness", [1.0, 1 / 4, 1 / 5, 1 / 3]),  # 1 / (1 + staleness)
+    ("excess", [1.0, 1.0, 1 / 2, 1 / 2]),  # only what is older than H - 1 versions
+])
+def test_async_damps_a_gradient_by_its_staleness_or_by_what_the_hosts_do_not_explain(
+        damping, scales):
+    store = _Store()
+    recorder = Recorder(Progress(), time.monotonic(), lambda: store.version, lambda: None, 0)
+    rule = AsyncUpdates(store, recorder, max_staleness=8, n_hosts=4, damping=damping)
+    assert rule.on_result("a", _result(1.0), 0) == ["a"]  # fresh
+    store.version = 3
+    rule.on_result("b", _result(1.0), 0)  # 3 versions old: what 4 hosts make anyway
+    store.version = 5
+    rule.on_result("c", _result(1.0), 1)  # 4 old: 1 more than four hosts explain
+    assert rule.resize(2) == []  # two hosts left: they make 1 version of lag, not 3
+    store.version = 7
+    rule.on_result("a", _result(1.0), 5)  # 2 old: 1 more than two hosts explain
+    np.testing.assert_allclose(store.lr_scales, scales)
+    with pytest.raises(ConfigError, match="async-lr-damping"):
+        AsyncUpdates(store, recorder, 8, damping="none")
 
 
 def test_an_elastic_run_grows_onto_a_worker_that_joins_and_outlives_one_retired(sc2path):

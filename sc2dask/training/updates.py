@@ -16,7 +16,9 @@ back it hands it to the rule, and gives new work to the hosts the rule returns.
   it averages (sqrt or linear), since more hosts give larger batches, not more updates.
 - ``AsyncUpdates``: each host's gradient is applied as it arrives; gradients more than
   ``max-staleness`` versions old are dropped, fresher stale ones are applied with the
-  learning rate divided by (1 + staleness) (staleness-aware async SGD, Zhang et al. 2016).
+  learning rate divided by (1 + staleness) (staleness-aware async SGD, Zhang et al. 2016),
+  or with ``async-lr-damping: excess`` by (1 + the staleness beyond H - 1): with H hosts
+  every gradient is about H - 1 versions old, and dividing by H cancels what they add.
 """
 
 from __future__ import annotations
@@ -89,9 +91,23 @@ class CentralUpdates(UpdateRule):
 
 
 class AsyncUpdates(UpdateRule):
-    def __init__(self, store, recorder, max_staleness: int):
+    def __init__(self, store, recorder, max_staleness: int, n_hosts: int = 1,
+                 damping: str = "staleness"):
         super().__init__(store, recorder)
-        self.max_staleness = max_staleness
+        if damping not in ASYNC_DAMPINGS:
+            raise ConfigError(f"Unknown async-lr-damping {damping!r}; choose one of "
+                              f"{', '.join(ASYNC_DAMPINGS)}.")
+        self.max_staleness, self.n_hosts, self.damping = max_staleness, n_hosts, damping
+
+    def lr_scale(self, staleness: int) -> float:
+        """The learning-rate factor of a gradient ``staleness`` versions old."""
+        if self.damping == "excess":  # H hosts make H - 1 versions between two of one's
+            staleness = max(0, staleness - (self.n_hosts - 1))
+        return 1.0 / (1 + staleness)
+
+    def resize(self, n_hosts: int) -> list:
+        self.n_hosts = n_hosts
+        return []
 
     def on_result(self, placement, result, version):
         grads, metrics, scores = result
@@ -105,7 +121,7 @@ class AsyncUpdates(UpdateRule):
             self.recorder.record(False, metrics, scores, staleness)
         else:
             applied = self.store.apply(compression.unpack(grads),
-                                       lr_scale=1.0 / (1 + staleness))
+                                       lr_scale=self.lr_scale(staleness))
             self.recorder.record(applied, metrics, scores, staleness)
         return [placement]
 
@@ -167,6 +183,7 @@ class SyncUpdates(UpdateRule):
 # the measurement are in README.md, "How it scales").
 LR_SCALINGS = {"none": lambda k: 1.0, "sqrt": lambda k: float(np.sqrt(k)),
                "linear": lambda k: float(k)}
+ASYNC_DAMPINGS = ("staleness", "excess")  # async-lr-damping: AsyncUpdates.lr_scale
 
 
 def _count_rejected(rule: UpdateRule, metrics: dict, scores: list, version: int) -> None:
@@ -184,7 +201,8 @@ def make_update_rule(settings: TrainSettings, agent, store: ParameterStore, reco
         return CentralUpdates(store, recorder, agent.epochs, agent.minibatches, rng,
                               settings.overlap)
     if settings.mode == "async":
-        rule = AsyncUpdates(store, recorder, settings.max_staleness)
+        rule = AsyncUpdates(store, recorder, settings.max_staleness, n_hosts,
+                            settings.async_lr_damping)
         rule.work_options = {"compression": settings.compression,
                              "fraction": settings.topk_fraction}
         return rule
