@@ -44,7 +44,7 @@ Mode = Literal["central", "sync", "async"]
 Precision = Literal["float32", "mixed_float16", "mixed_bfloat16"]
 Compression = Literal["none", "fp16", "int8", "topk"]
 LrScaling = Literal["none", "sqrt", "linear"]
-AsyncDamping = Literal["staleness", "excess"]
+AsyncDamping = Literal["excess", "staleness"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -160,8 +160,8 @@ class TrainSettings:
                                       "number K of gradients it averages (a K times larger "
                                       "batch): none, sqrt (by sqrt(K)) or linear (by K)")
     async_lr_damping: AsyncDamping = Rule(
-        "async: divide a gradient's learning rate by 1 + its staleness (staleness), or by 1 "
-        "+ the staleness beyond the H - 1 versions that H hosts make anyway (excess)")
+        "async: divide a gradient's learning rate by 1 + the staleness beyond the H - 1 "
+        "versions that H hosts make anyway (excess), or by 1 + its staleness (staleness)")
     max_staleness: int = Rule("async, and sync stragglers: drop gradients more than this "
                               "many versions old",
                               minimum=0)

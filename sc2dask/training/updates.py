@@ -15,10 +15,11 @@ back it hands it to the rule, and gives new work to the hosts the rule returns.
   ``sync-lr-scaling`` scales the learning rate of an update with the number of gradients
   it averages (sqrt or linear), since more hosts give larger batches, not more updates.
 - ``AsyncUpdates``: each host's gradient is applied as it arrives; gradients more than
-  ``max-staleness`` versions old are dropped, fresher stale ones are applied with the
-  learning rate divided by (1 + staleness) (staleness-aware async SGD, Zhang et al. 2016),
-  or with ``async-lr-damping: excess`` by (1 + the staleness beyond H - 1): with H hosts
-  every gradient is about H - 1 versions old, and dividing by H cancels what they add.
+  ``max-staleness`` versions old are dropped. The others are applied with the learning
+  rate divided by (1 + the staleness beyond H - 1) for H hosts (``async-lr-damping:
+  excess``, the default), or by (1 + staleness) (``staleness``: staleness-aware async SGD,
+  Zhang et al. 2016). With H hosts every gradient is about H - 1 versions old, so dividing
+  by H would cancel the updates the extra hosts add.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ class CentralUpdates(UpdateRule):
 
 class AsyncUpdates(UpdateRule):
     def __init__(self, store, recorder, max_staleness: int, n_hosts: int = 1,
-                 damping: str = "staleness"):
+                 damping: str = "excess"):
         super().__init__(store, recorder)
         if damping not in ASYNC_DAMPINGS:
             raise ConfigError(f"Unknown async-lr-damping {damping!r}; choose one of "
@@ -183,7 +184,7 @@ class SyncUpdates(UpdateRule):
 # the measurement are in README.md, "How it scales").
 LR_SCALINGS = {"none": lambda k: 1.0, "sqrt": lambda k: float(np.sqrt(k)),
                "linear": lambda k: float(k)}
-ASYNC_DAMPINGS = ("staleness", "excess")  # async-lr-damping: AsyncUpdates.lr_scale
+ASYNC_DAMPINGS = ("excess", "staleness")  # async-lr-damping: AsyncUpdates.lr_scale
 
 
 def _count_rejected(rule: UpdateRule, metrics: dict, scores: list, version: int) -> None:
