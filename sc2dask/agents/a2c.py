@@ -93,9 +93,9 @@ class _Graph:
 
     A ``tf.function`` call binds and type-checks its arguments before it runs the graph,
     ~0.2 ms a call: a sixth of a host's forward pass for 2 envs. Keras's own
-    ``set_weights``/``get_weights`` run one op per array, 3 ms for the 2 MB a host loads
-    each rollout. As graphs they cost 1.2 and 1.8 ms less (``benchmarks/bench_learner.py``
-    prints the load and read times).
+    ``set_weights``/``get_weights`` run one op per array, 3 ms each for the 2 MB a host
+    loads every rollout and the store reads every update. As graphs they take 1.9 and
+    0.6 ms (``benchmarks/bench_learner.py`` prints both).
     """
 
     def __init__(self, fn, input_signature: list):
