@@ -163,7 +163,8 @@ class TrainSettings:
         "async: divide a gradient's learning rate by 1 + the staleness beyond the H - 1 "
         "versions that H hosts make anyway (excess), or by 1 + its staleness (staleness)")
     max_staleness: int = Rule("async, and sync stragglers: drop gradients more than this "
-                              "many versions old",
+                              "many versions old (async with excess damping: beyond the "
+                              "H - 1 that H hosts make)",
                               minimum=0)
     checkpoint_dir: str | None = Rule("folder for checkpoints and TensorBoard files")
     checkpoint_every: int = Rule("updates between checkpoints (0: only at the end)", minimum=0)

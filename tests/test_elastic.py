@@ -73,6 +73,15 @@ def test_async_damps_a_gradient_by_its_staleness_or_by_what_the_hosts_do_not_exp
     store.version = 7
     rule.on_result("a", _result(1.0), 5)  # 2 old: 1 more than two hosts explain
     np.testing.assert_allclose(store.lr_scales, scales)
+    strict = AsyncUpdates(store, recorder, max_staleness=1, n_hosts=4, damping=damping)
+    applied = len(store.applied)
+    store.version = 12
+    strict.on_result("a", _result(1.0), 8)  # 4 old: 1 beyond four hosts' 3
+    store.version = 13
+    strict.on_result("b", _result(1.0), 8)  # 5 old: 2 beyond
+    kept = {"staleness": 0, "excess": 1}[damping]  # the limit counts what the rule damps
+    assert len(store.applied) - applied == kept
+    assert recorder.progress.dropped_stale == 2 - kept
     with pytest.raises(ConfigError, match="async-lr-damping"):
         AsyncUpdates(store, recorder, 8, damping="none")
 

@@ -14,12 +14,12 @@ back it hands it to the rule, and gives new work to the hosts the rule returns.
   1 / (1 + staleness) (the async rule below), or are dropped beyond ``max-staleness``.
   ``sync-lr-scaling`` scales the learning rate of an update with the number of gradients
   it averages (sqrt or linear), since more hosts give larger batches, not more updates.
-- ``AsyncUpdates``: each host's gradient is applied as it arrives; gradients more than
-  ``max-staleness`` versions old are dropped. The others are applied with the learning
-  rate divided by (1 + the staleness beyond H - 1) for H hosts (``async-lr-damping:
-  excess``, the default), or by (1 + staleness) (``staleness``: staleness-aware async SGD,
-  Zhang et al. 2016). With H hosts every gradient is about H - 1 versions old, so dividing
-  by H would cancel the updates the extra hosts add.
+- ``AsyncUpdates``: each host's gradient is applied as it arrives, with the learning rate
+  divided by (1 + the staleness beyond H - 1) for H hosts (``async-lr-damping: excess``,
+  the default), or by (1 + staleness) (``staleness``: staleness-aware async SGD, Zhang et
+  al. 2016); a gradient whose staleness so counted passes ``max-staleness`` is dropped.
+  With H hosts every gradient is about H - 1 versions old, so dividing by H would cancel
+  the updates the extra hosts add, and a fixed limit would drop them all past a few hosts.
 """
 
 from __future__ import annotations
@@ -100,11 +100,17 @@ class AsyncUpdates(UpdateRule):
                               f"{', '.join(ASYNC_DAMPINGS)}.")
         self.max_staleness, self.n_hosts, self.damping = max_staleness, n_hosts, damping
 
+    def counted(self, staleness: int) -> int:
+        """The staleness the rule damps and drops by: with ``excess``, only what is beyond
+        the H - 1 versions that H hosts make between two gradients of one, so that
+        ``max-staleness`` means the same at any number of hosts."""
+        if self.damping == "excess":
+            return max(0, staleness - (self.n_hosts - 1))
+        return staleness
+
     def lr_scale(self, staleness: int) -> float:
         """The learning-rate factor of a gradient ``staleness`` versions old."""
-        if self.damping == "excess":  # H hosts make H - 1 versions between two of one's
-            staleness = max(0, staleness - (self.n_hosts - 1))
-        return 1.0 / (1 + staleness)
+        return 1.0 / (1 + self.counted(staleness))
 
     def resize(self, n_hosts: int) -> list:
         self.n_hosts = n_hosts
@@ -117,7 +123,7 @@ class AsyncUpdates(UpdateRule):
             return [placement]
         staleness = self.store.version - version
         self.recorder.received(compression.nbytes(grads))
-        if staleness > self.max_staleness:
+        if self.counted(staleness) > self.max_staleness:
             self.recorder.progress.dropped_stale += 1
             self.recorder.record(False, metrics, scores, staleness)
         else:
