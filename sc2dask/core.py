@@ -106,7 +106,9 @@ class Learner(Protocol):
 
     def apply_gradients(self, grads: Weights) -> None: ...
 
-    def get_weights(self) -> Weights: ...
+    def get_weights(self) -> Weights:
+        """Copies the caller owns: the parameter store marks them read-only and shares
+        them between hosts."""
 
     def set_weights(self, weights: Weights) -> None: ...
 

@@ -207,7 +207,9 @@ def test_weights_read_are_a_copy_that_later_updates_leave_alone():
     before[0][...] = 7.0  # a caller's own array
     assert not np.array_equal(learner.get_weights()[0], before[0])
     learner.set_weights(kept)
-    for w, k in zip(learner.get_weights(), kept):
+    kept_now = [k.copy() for k in kept]
+    kept[0][...] = 3.0  # the arrays a caller loaded stay the caller's
+    for w, k in zip(learner.get_weights(), kept_now):
         np.testing.assert_array_equal(w, k)
 
 
@@ -575,3 +577,26 @@ def test_the_store_reads_each_version_once_and_shares_it_read_only():
     assert new_version == version + 1
     assert any(not np.array_equal(a, b) for a, b in zip(new_weights, weights))
     np.testing.assert_array_equal(new_weights[0], store.learner.get_weights()[0])
+    bad = [np.full(w.shape, np.nan, np.float32) for w in weights]
+    assert not store.apply(bad)  # rejected: the weights, and so the snapshot, stay
+    assert store.snapshot() == (new_version, new_weights)
+    state = store.learner.get_optimizer_state()
+    store.restore(weights, state, version=7)
+    restored_version, restored = store.snapshot()
+    assert restored_version == 7 and restored is not new_weights
+    np.testing.assert_array_equal(restored[0], weights[0])
+
+
+@pytest.mark.unit
+def test_a_resumed_run_learns_at_its_own_rate_not_the_checkpoints():
+    """Adam's state carries the rate it was saved with; README.md's warm-up recipe resumes
+    with a new rate, which must hold for every update after the restore."""
+    from sc2dask.training.store import ParameterStore
+    saved = Learner(dataclasses.replace(MOVE_16, learning_rate=1e-3), _obs_spec(16, 16))
+    saved.apply_gradients([np.ones(w.shape, np.float32) for w in saved.get_weights()])
+    store = ParameterStore(Learner(dataclasses.replace(MOVE_16, learning_rate=4e-3),
+                                   _obs_spec(16, 16)))
+    store.restore(saved.get_weights(), saved.get_optimizer_state(), version=1)
+    assert store.learner.optimizer.learning_rate.numpy() == pytest.approx(4e-3)
+    store.apply([np.ones(w.shape, np.float32) for w in saved.get_weights()])
+    assert store.learner.optimizer.learning_rate.numpy() == pytest.approx(4e-3)

@@ -103,8 +103,10 @@ class _Graph:
         self._concrete = None
 
     def __call__(self, *args):
-        if self._concrete is None:  # traced when first needed: a central-mode host never
-            self._concrete = self._function.get_concrete_function()  # computes gradients
+        # Traced when first needed, not at construction: a central-mode host never
+        # computes gradients.
+        if self._concrete is None:
+            self._concrete = self._function.get_concrete_function()
         return self._concrete(*args)
 
 
@@ -125,10 +127,12 @@ class Policy:
                      for k, s in self.encoder.spec().items() if k in self.input_keys}
         self.forward = _Graph(lambda batch: self.model(batch, training=False), [signature])
         variables = self.model.weights
+        def assign(values):
+            for variable, value in zip(variables, values):
+                variable.assign(value)
+
         self._read = _Graph(lambda: [v.value for v in variables], [])
-        self._assign = _Graph(
-            lambda values: [v.assign(x) for v, x in zip(variables, values)] and None,
-            [[tf.TensorSpec(v.shape, v.dtype) for v in variables]])
+        self._assign = _Graph(assign, [[tf.TensorSpec(v.shape, v.dtype) for v in variables]])
 
     def act(self, observations: Sequence | Mapping[str, np.ndarray], rng: np.random.Generator
             ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], list]:

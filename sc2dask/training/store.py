@@ -71,5 +71,9 @@ class ParameterStore:
         with self._lock:
             self.learner.set_weights(weights)
             self.learner.set_optimizer_state(optimizer_state)
+            # Adam's state holds the rate it was saved with; this run's settings decide it
+            # (README.md's warm-up recipe resumes with a new rate), and apply() only sets
+            # it for scaled steps.
+            self.learner.optimizer.learning_rate.assign(self._base_lr)
             self.version = version
             self._read = None

@@ -11,7 +11,7 @@ back it hands it to the rule, and gives new work to the hosts the rule returns.
   ``sync-gradients`` (K) of them (weighted by steps), applies one update and broadcasts.
   With K below the number of hosts N, an update waits only for the first K: the
   stragglers' gradients, computed on older weights, join a later average weighted by
-  1 / (1 + staleness) (the async rule below), or are dropped beyond ``max-staleness``.
+  1 / (1 + staleness), or are dropped beyond ``max-staleness`` versions.
   ``sync-lr-scaling`` scales the learning rate of an update with the number of gradients
   it averages (sqrt or linear), since more hosts give larger batches, not more updates.
 - ``AsyncUpdates``: each host's gradient is applied as it arrives, with the learning rate
@@ -25,13 +25,14 @@ back it hands it to the rule, and gives new work to the hosts the rule returns.
 from __future__ import annotations
 
 import time
+import typing
 
 import numpy as np
 
 from .. import compression
 from ..core import NonFiniteGradients
 from ..errors import ConfigError
-from ..settings import TrainSettings
+from ..settings import AsyncDamping, TrainSettings
 from .recorder import Recorder
 from .store import ParameterStore
 
@@ -190,7 +191,7 @@ class SyncUpdates(UpdateRule):
 # the measurement are in README.md, "How it scales").
 LR_SCALINGS = {"none": lambda k: 1.0, "sqrt": lambda k: float(np.sqrt(k)),
                "linear": lambda k: float(k)}
-ASYNC_DAMPINGS = ("excess", "staleness")  # async-lr-damping: AsyncUpdates.lr_scale
+ASYNC_DAMPINGS = typing.get_args(AsyncDamping)  # async-lr-damping: AsyncUpdates.counted
 
 
 def _count_rejected(rule: UpdateRule, metrics: dict, scores: list, version: int) -> None:
