@@ -179,13 +179,7 @@ class Policy:
 
     def set_weights(self, weights: Sequence[np.ndarray]) -> None:
         variables = self.model.weights
-        if len(weights) != len(variables):
-            raise ValueError(f"Got {len(weights)} weight arrays for a model of "
-                             f"{len(variables)}; were they saved with another config?")
-        for w, v in zip(weights, variables):
-            if tuple(np.shape(w)) != tuple(v.shape):
-                raise ValueError(f"Weight {v.path} has shape {tuple(v.shape)}, got "
-                                 f"{np.shape(w)}; were they saved with another config?")
+        _check_shapes(weights, variables, "weight", "were they saved with another config?")
         self._assign([np.asarray(w, v.dtype) for w, v in zip(weights, variables)])
 
     def _batch(self, observations):
@@ -409,13 +403,7 @@ class Learner:
     def apply_gradients(self, grads: Sequence[np.ndarray]) -> None:
         """One Adam step (after global-norm clipping); refuses NaN/inf gradients."""
         variables = self.model.trainable_variables
-        if len(grads) != len(variables):
-            raise ValueError(f"Got {len(grads)} gradient arrays for {len(variables)} "
-                             f"trainable weights; were they computed for another config?")
-        for g, v in zip(grads, variables):
-            if tuple(np.shape(g)) != tuple(v.shape):
-                raise ValueError(f"Gradient for {v.path} has shape {np.shape(g)}, "
-                                 f"expected {tuple(v.shape)}")
+        _check_shapes(grads, variables, "gradient", "were they computed for another config?")
         _check_finite(grads, variables, "received")
         self._apply([tf.convert_to_tensor(g, v.dtype) for g, v in zip(grads, variables)])
 
@@ -486,6 +474,17 @@ class LossScale:
             return True  # not an overflow of the scale: let _check_finite reject it
         self.value = max(self.value / 2, self.MINIMUM)
         return False
+
+
+def _check_shapes(arrays, variables, what: str, hint: str) -> None:
+    """ValueError naming the first array that does not match its variable's shape."""
+    if len(arrays) != len(variables):
+        raise ValueError(f"Got {len(arrays)} {what} arrays for a model of {len(variables)}; "
+                         f"{hint}")
+    for array, variable in zip(arrays, variables):
+        if tuple(np.shape(array)) != tuple(variable.shape):
+            raise ValueError(f"The {what} for {variable.path} has shape {np.shape(array)}, "
+                             f"expected {tuple(variable.shape)}; {hint}")
 
 
 def _check_finite(grads, variables, what: str) -> None:
