@@ -127,6 +127,7 @@ class Policy:
                      for k, s in self.encoder.spec().items() if k in self.input_keys}
         self.forward = _Graph(lambda batch: self.model(batch, training=False), [signature])
         variables = self.model.weights
+
         def assign(values):
             for variable, value in zip(variables, values):
                 variable.assign(value)
