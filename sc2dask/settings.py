@@ -100,6 +100,14 @@ def parse_endpoints(texts) -> tuple[str, ...]:
     return tuple(endpoints)
 
 
+def parse_conv_filters(filters: tuple[int, ...]) -> tuple[int, ...]:
+    """Two positive filter counts, one per conv of the tower (``A2CConfig.conv_kernels``)."""
+    if len(filters) != 2 or min(filters) < 1:
+        raise ConfigError(f"give two filter counts of at least 1, one per conv (5x5, then "
+                          f"3x3), e.g. 16,32; not {','.join(map(str, filters))}")
+    return filters
+
+
 def _section(name: str):
     """Make a frozen dataclass of settings section ``name``: each ``field: type = Rule(...)``
     gets its default from ``sc2dask.yaml`` and keeps its rule in the field's metadata."""
@@ -195,6 +203,12 @@ class AgentSettings:
     minibatches: int = Rule("minibatches per epoch, split by trajectory", minimum=1)
     precision: Precision = Rule("Keras dtype policy of the network's body (heads and "
                                 "value stay float32; mixed_float16 scales the loss)")
+    conv_filters: tuple[int, ...] = Rule("filters of FullyConv's two convs at full "
+                                         "resolution (5x5, then 3x3)",
+                                         parse=parse_conv_filters, metavar="N,N")
+    dense_grid: int = Rule("strided convs shrink the state to at most this many cells a "
+                           "side before the dense layer (fewer: fewer weights to send)",
+                           minimum=1)
 
 
 @_section("evaluate")
@@ -388,12 +402,14 @@ def _convert(value, kind):
                 return float(value)
             return int(value) if float(value).is_integer() else _INVALID
         return _INVALID
-    if typing.get_origin(kind) is tuple:  # names: a YAML list, or "a,b" from a flag
+    if typing.get_origin(kind) is tuple:  # a YAML list, or "a,b" from a flag
         if isinstance(value, str):
             value = [part.strip() for part in value.split(",") if part.strip()]
-        if isinstance(value, (list, tuple)) and all(isinstance(v, str) and v for v in value):
-            return tuple(value)
-        return _INVALID
+        if not isinstance(value, (list, tuple)):
+            return _INVALID
+        (item, _) = typing.get_args(kind)
+        items = [_convert(v, item) for v in value]
+        return _INVALID if _INVALID in items else tuple(items)
     if kind is str:
         if isinstance(value, os.PathLike):  # a folder setting given as a Path
             value = os.fspath(value)
@@ -405,6 +421,8 @@ def _kind_name(kind, rule: Rule) -> str:
     if typing.get_origin(kind) is Literal:
         return "one of " + ", ".join(map(str, typing.get_args(kind)))
     if typing.get_origin(kind) is tuple:
+        if typing.get_args(kind)[0] is int:
+            return "a list of whole numbers (a YAML list, or comma-separated: 16,32)"
         return "a list of names (a YAML list, or comma-separated: a,b)"
     bounds = rule.describe()
     names = {bool: "true or false", int: "a whole number", float: "a number",

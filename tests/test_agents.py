@@ -287,6 +287,18 @@ def test_dynamic_loss_scale_halves_on_overflow_and_grows_after_finite_steps():
     assert fixed.update(finite=False) and fixed.value == 1.0  # rejected later, not retried
 
 
+@pytest.mark.unit
+def test_the_network_has_the_filters_and_dense_grid_of_its_settings():
+    small = Policy(dataclasses.replace(MOVE_16, conv_filters=(8, 12), dense_grid=4),
+                   _obs_spec(16, 16)).model
+    assert small.get_layer("screen_conv0").kernel.shape[-1] == 8
+    assert small.get_layer("screen_conv1").kernel.shape[-1] == 12
+    # 16 -> 8 -> 4 cells a side, then the dense layer reads 4 * 4 cells of 12 and the player
+    assert small.get_layer("dense").kernel.shape[0] == 4 * 4 * 12 + 11
+    default = Policy(MOVE_16, _obs_spec(16, 16)).model
+    assert default.get_layer("dense").kernel.shape[0] == 8 * 8 * 32 + 11
+
+
 # ---------------------------------------------------------------------- acting
 
 

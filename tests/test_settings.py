@@ -207,6 +207,23 @@ def test_feature_layers_are_lists_from_yaml_flags_and_the_environment(clean_conf
         settings.load(settings.AgentSettings, {"screen_layers": 7})
 
 
+def test_conv_filters_are_whole_numbers_from_yaml_flags_and_the_environment(clean_config):
+    assert settings.load(settings.AgentSettings).values.conv_filters == (16, 32)
+    _env(clean_config, "DASK_SC2DASK__AGENT__CONV_FILTERS", "8, 24")
+    assert settings.load(settings.AgentSettings).values.conv_filters == (8, 24)
+    args = parser().parse_args(["train", "--conv-filters", "16,16", "--dense-grid", "4"])
+    loaded = settings.load(settings.AgentSettings, given(args, args.agent_fields), "flag")
+    assert (loaded.values.conv_filters, loaded.values.dense_grid) == ((16, 16), 4)
+    with pytest.raises(ConfigError, match="conv-filters must be a list of whole numbers.*x"):
+        settings.load(settings.AgentSettings, {"conv_filters": "16,x"})
+    with pytest.raises(ConfigError, match="conv-filters .*two filter counts.*not 16$"):
+        settings.load(settings.AgentSettings, {"conv_filters": [16]})
+    with pytest.raises(ConfigError, match="conv-filters .*two filter counts.*not 16,0$"):
+        settings.load(settings.AgentSettings, {"conv_filters": [16, 0]})
+    with pytest.raises(ConfigError, match="dense-grid must be >= 1, not 0"):
+        settings.load(settings.AgentSettings, {"dense_grid": 0})
+
+
 def test_bad_values_from_python_are_named_errors_before_any_cluster():
     import sc2dask
     with pytest.raises(ConfigError, match="sc2dask.evaluate.episodes must be >= 1, not 0"):

@@ -54,12 +54,10 @@ class A2CConfig(AgentSettings):
     each step inside a trust region.
     """
 
-    # FullyConv network.
-    conv_filters: tuple[int, ...] = (16, 32)
+    # FullyConv network (its filters and dense_grid are settings: AgentSettings).
     conv_kernels: tuple[int, ...] = (5, 3)
     one_hot_max: int = 32  # categorical layers with more categories are embedded
     dense_units: int = 256
-    dense_grid: int = 8  # strided convs shrink the state to <= this many cells a side
     seed: int = 0  # weight initialisation
     # Optimiser.
     adam_epsilon: float = 1e-5
