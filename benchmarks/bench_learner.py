@@ -21,8 +21,9 @@ import time
 
 import numpy as np
 
-# Which feature layers: the map's own defaults (sc2dask.maps in sc2dask.yaml), or the
-# section's defaults that every other map reads (with the minimap tower).
+# Which feature layers and network shape: the map's own defaults (sc2dask.maps in
+# sc2dask.yaml), or the section's defaults that every other map reads (with the minimap
+# tower and FullyConv's filters).
 FEATURES = ("map's layers", "package's layers")
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 
@@ -67,7 +68,9 @@ def measure(args, threads: int, features: str, precision: str) -> dict:
     if features == "package's layers":
         package = load(AgentSettings).values  # the section's defaults, not the map's
         agent = dataclasses.replace(agent, screen_layers=package.screen_layers,
-                                    minimap_layers=package.minimap_layers)
+                                    minimap_layers=package.minimap_layers,
+                                    conv_filters=package.conv_filters,
+                                    dense_grid=package.dense_grid)
     learner = Learner(A2CConfig.from_settings(agent), {
         "feature_screen": (27, args.screen, args.screen),
         "feature_minimap": (11, args.screen, args.screen),
