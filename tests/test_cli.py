@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from waiting import wait_until
@@ -136,6 +137,26 @@ def test_resuming_from_a_corrupt_checkpoint_is_exit_2_before_any_cluster(tmp_pat
                 timeout=120)
     assert done.returncode == 2 and "incomplete or corrupt" in done.stderr, done.stderr[-2000:]
     assert "Dask dashboard" not in done.stdout  # refused before a cluster started
+
+
+def test_resuming_with_another_network_names_the_checkpoints_settings(tmp_path):
+    """MoveToBeacon's default network shrank: a run resumed with today's defaults from a
+    checkpoint of FullyConv's shape is told which flags give that shape, before any cluster."""
+    folder = tmp_path / "run" / "ckpt-00000001"
+    folder.mkdir(parents=True)
+    (folder / "state.json").write_text(json.dumps({"agent_config": {
+        "action_set": "move", "screen_layers": ["player_relative", "selected"],
+        "minimap_layers": [], "screen": 16, "minimap": 16, "conv_filters": [16, 32],
+        "dense_grid": 8}}))
+    for name in ("weights.npz", "optimizer.npz"):
+        np.savez(folder / name)
+    (tmp_path / "run" / "LATEST").write_text(folder.name)
+    done = _run(["train", "--checkpoint-dir", str(tmp_path / "run"), "--resume", *TINY],
+                tmp_path, timeout=120)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "has another network than this run's settings give (conv_filters, dense_grid); " \
+           "resume with its settings: --conv-filters 16,32 --dense-grid 8." in done.stderr
+    assert "Dask dashboard" not in done.stdout and "Traceback" not in done.stderr
 
 
 def test_a_second_run_on_the_same_checkpoint_folder_is_refused(tmp_path):

@@ -185,6 +185,21 @@ def agent_config(state: dict):
                         for k, v in saved.items() if k in known})
 
 
+# The agent settings that shape the network: a checkpoint's weights fit only a run that
+# has the same ones.
+NETWORK_SETTINGS = ("action_set", "screen_layers", "minimap_layers", "screen", "minimap",
+                    "conv_filters", "dense_grid")
+
+
+def network_differences(state: dict, agent) -> dict[str, object]:
+    """The network-shaping settings whose value in checkpoint ``state`` is not ``agent``'s:
+    {name: the checkpoint's value}. Map defaults change (MoveToBeacon's network shrank),
+    so a run resumed with today's defaults may not fit yesterday's weights."""
+    saved = agent_config(state)
+    return {name: getattr(saved, name) for name in NETWORK_SETTINGS
+            if getattr(saved, name) != getattr(agent, name)}
+
+
 def checkpoint_env(directory) -> dict:
     """The ``EnvConfig`` fields (map_name, screen, minimap, step_mul) a checkpoint was
     trained with, so evaluation plays what the network expects."""

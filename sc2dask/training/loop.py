@@ -132,11 +132,28 @@ def train(client=None, scheduler: str | None = None, resume: bool = False,
         held.enter_context(checkpoint.run_lock(opts.checkpoint_dir))
         if resume:
             try:
-                checkpoint.load(opts.checkpoint_dir)  # a missing or corrupt one fails here
+                # A missing or corrupt checkpoint, or one of another network, fails here.
+                check_resumable(opts.checkpoint_dir, agent)
             except BaseException:
                 held.close()
                 raise
     return Training(_Run(opts, agent, client, scheduler, resume, on_update, held))
+
+
+def check_resumable(directory, agent: AgentSettings) -> None:
+    """ConfigError, before any cluster starts, when this run's network would not fit the
+    checkpoint's weights; it names the settings that give the checkpoint's network."""
+    _, _, state = checkpoint.load(directory)
+    differences = checkpoint.network_differences(state, agent)
+    if differences:
+        def flag(name, value):
+            if isinstance(value, tuple):
+                value = ",".join(map(str, value)) or "''"  # no minimap layers: ''
+            return f"--{name.replace('_', '-')} {value}"
+        raise ConfigError(
+            f"The checkpoint in {str(directory)!r} has another network than this run's "
+            f"settings give ({', '.join(differences)}); resume with its settings: "
+            f"{' '.join(flag(k, v) for k, v in differences.items())}.")
 
 
 def _split_overrides(overrides: dict, agent_overrides: dict) -> dict:
