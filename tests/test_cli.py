@@ -154,7 +154,7 @@ def test_resuming_with_another_network_names_the_checkpoints_settings(tmp_path):
     done = _run(["train", "--checkpoint-dir", str(tmp_path / "run"), "--resume", *TINY],
                 tmp_path, timeout=120)
     assert done.returncode == 2, done.stderr[-2000:]
-    assert "has another network than this run's settings give (conv_filters, dense_grid); " \
+    assert "has another network than this run's settings give (conv-filters, dense-grid); " \
            "resume with its settings: --conv-filters 16,32 --dense-grid 8." in done.stderr
     assert "Dask dashboard" not in done.stdout and "Traceback" not in done.stderr
 

@@ -152,7 +152,8 @@ def check_resumable(directory, agent: AgentSettings) -> None:
             return f"--{name.replace('_', '-')} {value}"
         raise ConfigError(
             f"The checkpoint in {str(directory)!r} has another network than this run's "
-            f"settings give ({', '.join(differences)}); resume with its settings: "
+            f"settings give ({', '.join(k.replace('_', '-') for k in differences)}); "
+            f"resume with its settings: "
             f"{' '.join(flag(k, v) for k, v in differences.items())}.")
 
 
