@@ -171,6 +171,12 @@ def run_one(args) -> int:
     return 0
 
 
+def _train_setting(name: str):
+    """A train setting as the runs see it (sc2dask.yaml under DASK_SC2DASK__TRAIN__*)."""
+    from sc2dask.settings import TrainSettings, load
+    return getattr(load(TrainSettings).values, name)
+
+
 def _finite(value):
     """NaN (a figure a mode has none of) as null, so the line is strict JSON."""
     if isinstance(value, float) and value != value:
@@ -197,7 +203,9 @@ def summarise(results: list[dict], args) -> dict:
         figures["efficiency_time_to_target"] = [
             round(s * base["nodes"] / r["nodes"], 3)
             for s, r in zip(figures["speedup_time_to_target"], results)]
-    figures.update(mode=args.mode, compression=args.compression, cpu_per_node=args.cpu,
+    figures.update(mode=args.mode, compression=args.compression,
+                   sync_lr_scaling=_train_setting("sync_lr_scaling") if args.mode == "sync"
+                   else None, cpu_per_node=args.cpu,
                    client_cpu=args.client_cpu, envs_per_node=args.envs_per_node,
                    minutes_budget=args.minutes, target=args.target)
     return figures
@@ -290,7 +298,10 @@ def plot(history: list[dict], results: list[dict], out: Path, args) -> None:
     right.legend()
     for ax in (left, right):
         ax.grid(alpha=0.3)
-    fig.suptitle(f"sc2dask {args.mode} ({args.compression}) on the miniature cluster: "
+    rule = (f", sync-lr-scaling {_train_setting('sync_lr_scaling')}" if args.mode == "sync"
+            else "")
+    fig.suptitle(f"sc2dask {args.mode} (compression {args.compression}{rule}) on the "
+                 f"miniature cluster: "
                  f"{args.cpu} cores and {args.envs_per_node} envs per node, client "
                  f"{args.client_cpu} cores ({time.strftime('%Y-%m-%d')})", fontsize=9)
     fig.tight_layout()
