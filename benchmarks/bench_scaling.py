@@ -53,6 +53,8 @@ def main(argv=None) -> int:
     parser.add_argument("--delay", default="0.2ms")
     parser.add_argument("--out", default=None, help="curve PNG (default benchmarks/results/"
                         "scaling_<mode>[_<compression>].png)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="sc2dask.train.seed of every run (default: the setting's)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--run-one", metavar="SCHEDULER", help=argparse.SUPPRESS)
     parser.add_argument("--envs", type=int, help=argparse.SUPPRESS)
@@ -101,7 +103,8 @@ def measure(n: int, args) -> tuple[dict, list[dict]]:
         command = [sys.executable, __file__, "--run-one", cluster.scheduler_address,
                    "--envs", str(envs), "--mode", args.mode, "--compression", args.compression,
                    "--minutes", str(args.minutes), "--target", str(args.target),
-                   "--history", str(history)]
+                   "--history", str(history),
+                   *([] if args.seed is None else ["--seed", str(args.seed)])]
         command = cluster.in_group("client", args.client_cpu, command)  # makes its cgroup
         groups = ["sc2dmc-client", "sc2dmc-scheduler", *(node_name(i) for i in range(n))]
         started = {g: cluster.cpu_seconds(g) for g in groups}
@@ -137,7 +140,7 @@ def run_one(args) -> int:
             time.sleep(0.5)
         run = sc2dask.train(client=client, envs=args.envs, mode=args.mode,
                             compression=args.compression, max_steps=10**9,
-                            checkpoint_every=0)
+                            checkpoint_every=0, seed=args.seed)
         reached = None
         while run.running:
             p = run.progress
@@ -205,7 +208,8 @@ def summarise(results: list[dict], args) -> dict:
             for s, r in zip(figures["speedup_time_to_target"], results)]
     figures.update(mode=args.mode, compression=args.compression,
                    sync_lr_scaling=_train_setting("sync_lr_scaling") if args.mode == "sync"
-                   else None, cpu_per_node=args.cpu,
+                   else None, seed=_train_setting("seed") if args.seed is None else args.seed,
+                   cpu_per_node=args.cpu,
                    client_cpu=args.client_cpu, envs_per_node=args.envs_per_node,
                    minutes_budget=args.minutes, target=args.target)
     return figures

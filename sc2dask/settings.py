@@ -38,6 +38,7 @@ DEFAULTS_FILE = Path(__file__).with_name("sc2dask.yaml")
 DEFAULTS = yaml.safe_load(DEFAULTS_FILE.read_text())
 dask.config.update_defaults(DEFAULTS)
 DEFAULT_ORIGIN = "default (sc2dask/sc2dask.yaml)"
+MAP_DEFAULT_ORIGIN = "default for {map} (sc2dask.maps)"
 MAP_DEFAULTS = "maps"  # sc2dask.maps.<map>.<section>.<key>: one map's defaults
 
 Mode = Literal["central", "sync", "async"]
@@ -276,11 +277,17 @@ def load(cls, overrides: Mapping[str, Any] | None = None,
         else:
             value, where = current.get(key, field.default), _config_origin(name, key, current)
             if where == DEFAULT_ORIGIN and key in per_map:
-                value, where = per_map[key], f"default for {map_name} (sc2dask.maps)"
+                value, where = per_map[key], MAP_DEFAULT_ORIGIN.format(map=map_name)
         values[key] = _checked(f"sc2dask.{name}.{key.replace('_', '-')}", value, hints[key],
                                field.metadata["rule"], where)
         origins[key] = where
     return Loaded(cls(**values), origins)
+
+
+def is_default(origin: str) -> bool:
+    """Whether ``origin`` (a ``Loaded.origins`` value) is a default, the package's or a
+    map's, rather than a value the user gave."""
+    return origin == DEFAULT_ORIGIN or origin.startswith(MAP_DEFAULT_ORIGIN.split("{")[0])
 
 
 def use_file(path: str | os.PathLike) -> dict:
@@ -381,6 +388,8 @@ _TRUE, _FALSE = {"true", "yes", "on", "1"}, {"false", "no", "off", "0"}
 
 def _convert(value, kind):
     if typing.get_origin(kind) is Literal:
+        if value is None and "none" in typing.get_args(kind):
+            return "none"  # dask reads DASK_...=none from the environment as None
         return value if value in typing.get_args(kind) else _INVALID
     if kind is bool:
         if isinstance(value, bool):

@@ -107,8 +107,13 @@ def test_settings_that_must_agree():
         check_settings(_train(mode="async"), agent)
     check_settings(_train(mode="central"), agent)
     plain = load(AgentSettings).values
+    chosen = load(TrainSettings, {"mode": "async", "sync_lr_scaling": "sqrt"})
     with pytest.raises(ConfigError, match="only mode='sync' makes"):
-        check_settings(_train(mode="async", sync_lr_scaling="sqrt"), plain)
+        check_settings(chosen.values, plain, chosen.origins)
+    # the same value as the package's default: sync's rule, unused by async, no error
+    default = load(TrainSettings, {"mode": "async"})
+    assert default.values.sync_lr_scaling == "sqrt"
+    check_settings(default.values, plain, default.origins)
     check_settings(_train(mode="sync", sync_lr_scaling="linear"), plain)
     with pytest.raises(ConfigError, match="action-set 'jump' is not one of"):
         check_settings(_train(), load(AgentSettings, {"action_set": "jump"}).values)

@@ -113,6 +113,15 @@ def test_unknown_keys_suggest_the_close_one(clean_config):
         settings.load(settings.AgentSettings)
 
 
+@pytest.mark.parametrize("name", ["COMPRESSION", "SYNC_LR_SCALING"])
+def test_none_from_the_environment_is_the_choice_none(clean_config, name):
+    """dask reads DASK_...=none as None; for a choice that has 'none' it is that choice."""
+    _env(clean_config, f"DASK_SC2DASK__TRAIN__{name}", "none")
+    loaded = settings.load(settings.TrainSettings)
+    assert getattr(loaded.values, name.lower()) == "none"
+    assert loaded.origins[name.lower()] == f"environment variable DASK_SC2DASK__TRAIN__{name}"
+
+
 def test_a_train_flag_left_out_does_not_override_the_environment(clean_config):
     """The old bug: `sc2dask train` always passed --mode central."""
     _env(clean_config, "DASK_SC2DASK__TRAIN__MODE", "sync")

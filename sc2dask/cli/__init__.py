@@ -35,12 +35,13 @@ def train_agent(args: argparse.Namespace) -> int:
     from ..training.cluster import cluster_client
     from ..training.loop import check_resumable, check_settings, train
     use_config_file(args)
-    run_opts = settings.load(settings.TrainSettings, given(args, args.train_fields),
-                             origin="command line").values
+    loaded = settings.load(settings.TrainSettings, given(args, args.train_fields),
+                           origin="command line")
+    run_opts = loaded.values
     agent_opts = given(args, args.agent_fields)
     agent = settings.load(settings.AgentSettings, agent_opts, origin="command line",
                           map_name=run_opts.map).values
-    check_settings(run_opts, agent)
+    check_settings(run_opts, agent, loaded.origins)
     if args.resume and not run_opts.checkpoint_dir:
         raise ConfigError("--resume continues a run from its --checkpoint-dir; give the folder "
                           "the run wrote (or set sc2dask.train.checkpoint-dir).")

@@ -17,6 +17,7 @@ import gc
 import logging
 import threading
 import time
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -25,7 +26,7 @@ from ..errors import ConfigError
 from ..game import EnvConfig, check_map
 from ..monitoring.telemetry import TrainingPublisher
 from ..runtime.env_host import StaleWeights
-from ..settings import AgentSettings, TrainSettings, load
+from ..settings import DEFAULT_ORIGIN, AgentSettings, TrainSettings, is_default, load
 from . import checkpoint
 from .cluster import cluster_client
 from .pool import EnvPool, HostDropped
@@ -121,9 +122,10 @@ def train(client=None, scheduler: str | None = None, resume: bool = False,
     from the latest checkpoint in ``checkpoint_dir``.
     """
     agent_overrides = _split_overrides(overrides, dict(agent_overrides or {}))
-    opts = load(TrainSettings, overrides).values
+    loaded = load(TrainSettings, overrides)
+    opts = loaded.values
     agent = load(AgentSettings, agent_overrides, map_name=opts.map).values
-    check_settings(opts, agent)
+    check_settings(opts, agent, loaded.origins)
     if resume and not opts.checkpoint_dir:
         raise ConfigError("resume needs checkpoint_dir (the folder train wrote)")
     check_map(opts.map, attached=bool(opts.sc2))
@@ -178,8 +180,13 @@ def _split_overrides(overrides: dict, agent_overrides: dict) -> dict:
     return agent_overrides
 
 
-def check_settings(opts: TrainSettings, agent: AgentSettings) -> None:
-    """What one setting cannot check alone: settings that must agree."""
+def check_settings(opts: TrainSettings, agent: AgentSettings,
+                   origins: Mapping[str, str] | None = None) -> None:
+    """What one setting cannot check alone: settings that must agree.
+
+    ``origins`` (``settings.load``'s) tells a value the user gave from a default, which
+    another mode leaves unused: sync-lr-scaling's default applies to sync mode only.
+    """
     from ..agents.spaces import ACTION_SETS  # no TensorFlow
     if agent.action_set not in ACTION_SETS:
         raise ConfigError(f"sc2dask.agent.action-set {agent.action_set!r} is not one of "
@@ -188,10 +195,11 @@ def check_settings(opts: TrainSettings, agent: AgentSettings) -> None:
         raise ConfigError(f"sc2dask.train.envs-max ({opts.envs_max}) is below envs "
                           f"({opts.envs}); it is how far an elastic run grows, so give at "
                           f"least envs, or leave it unset for a fixed number of envs.")
-    if opts.sync_lr_scaling != "none" and opts.mode != "sync":
+    given_scaling = not is_default((origins or {}).get("sync_lr_scaling", DEFAULT_ORIGIN))
+    if given_scaling and opts.sync_lr_scaling != "none" and opts.mode != "sync":
         raise ConfigError(f"sync-lr-scaling={opts.sync_lr_scaling!r} scales the rate of "
                           f"updates that average several hosts' gradients, which only "
-                          f"mode='sync' makes; set mode='sync' or sync-lr-scaling='none'.")
+                          f"mode='sync' makes; set mode='sync', or leave sync-lr-scaling unset.")
     if agent.epochs > 1 and opts.mode != "central":
         raise ConfigError(f"epochs={agent.epochs} reuses each batch on the client, so it "
                           f"needs mode='central' (in {opts.mode!r} mode workers send one "
