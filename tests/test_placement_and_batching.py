@@ -88,6 +88,16 @@ def test_sync_gradients_are_averaged_per_step():
     assert metrics["steps"] == 40 and metrics["loss"] == 2.0 and metrics["truncated"] == 1
 
 
+def test_a_metric_only_some_gradients_have_is_averaged_over_those():
+    """With K of N gradients per update the hosts drift apart, so an update can mix a
+    rollout in which an episode ended (it has ``mean_episode_score``) with one without."""
+    ended = ([np.zeros(1)], {"steps": 32.0, "loss": 1.0, "mean_episode_score": 24.0}, [24.0])
+    playing = ([np.zeros(1)], {"steps": 32.0, "loss": 3.0}, [])
+    for results in ([ended, playing], [playing, ended]):
+        _, metrics = average_gradients(results)
+        assert metrics["mean_episode_score"] == 24.0 and metrics["loss"] == 2.0
+
+
 def _train(**overrides) -> TrainSettings:
     return load(TrainSettings, overrides).values
 

@@ -237,7 +237,12 @@ def average_gradients(results: list[tuple], discounts: list[float] | None = None
     weights /= weights.sum()
     grads = [sum(w * r[0][i] for w, r in zip(weights, results))
              for i in range(len(results[0][0]))]
-    metrics = {key: float(np.mean([r[1][key] for r in results])) for key in results[0][1]}
+    # A metric is the mean over the results that have it: a rollout in which no episode
+    # ended has no mean_episode_score (sc2dask/agents/a2c.py), and with K of N gradients
+    # per update the hosts' episodes no longer end in the same rollout.
+    keys = dict.fromkeys(key for r in results for key in r[1])
+    metrics = {key: float(np.mean([r[1][key] for r in results if key in r[1]]))
+               for key in keys}
     metrics["steps"] = float(sum(r[1]["steps"] for r in results))
     metrics["truncated"] = sum(r[1].get("truncated", 0) for r in results)
     return grads, metrics
