@@ -55,6 +55,21 @@ def test_sync_waits_for_every_host_as_hosts_come_and_go():
 
 
 @pytest.mark.unit
+def test_sync_k_of_n_gives_a_straggler_work_at_once_and_its_gradient_to_the_next_update():
+    store = _Store()
+    rule = SyncUpdates(store, Recorder(Progress(), time.monotonic(), lambda: store.version,
+                                       lambda: None, 0), 2, 4, follow_hosts=False)
+    rule.resize(3)  # K = 2 of N = 3
+    assert rule.on_result("a", _result(1.0), 0) == []
+    assert rule.on_result("b", _result(3.0), 0) == ["a", "b"]  # update 1, without c
+    assert rule.on_result("c", _result(5.0), 0) == ["c"]  # late: plays on, on version 1
+    assert len(store.applied) == 1  # c's gradient waits for the next update
+    assert rule.on_result("a", _result(2.0), 1) == ["a"]  # update 2: c's and a's
+    # weighted by steps (equal) times 1 / (1 + staleness): c's by 1/2, a's by 1
+    np.testing.assert_allclose(store.applied[1][0], (0.5 * 5.0 + 2.0) / 1.5)
+
+
+@pytest.mark.unit
 @pytest.mark.parametrize("damping, scales", [
     ("staleness", [1.0, 1 / 4, 1 / 5, 1 / 3]),  # 1 / (1 + staleness)
     ("excess", [1.0, 1.0, 1 / 2, 1 / 2]),  # only what is older than H - 1 versions

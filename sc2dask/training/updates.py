@@ -11,7 +11,8 @@ back it hands it to the rule, and gives new work to the hosts the rule returns.
   ``sync-gradients`` (K) of them (weighted by steps), applies one update and broadcasts.
   With K below the number of hosts N, an update waits only for the first K: the
   stragglers' gradients, computed on older weights, join a later average weighted by
-  1 / (1 + staleness), or are dropped beyond ``max-staleness`` versions.
+  1 / (1 + staleness), or are dropped beyond ``max-staleness`` versions; either way a
+  straggler's host gets new work at once, on the weights of the moment.
   ``sync-lr-scaling`` scales the learning rate of an update with the number of gradients
   it averages (sqrt or linear), since more hosts give larger batches, not more updates.
 - ``AsyncUpdates``: each host's gradient is applied as it arrives, with the learning rate
@@ -158,6 +159,11 @@ class SyncUpdates(UpdateRule):
             self.recorder.received(compression.nbytes(grads))
             result = (compression.unpack(grads), metrics, scores)
         self._batch.append((result, version))
+        if staleness > 0:
+            # A straggler: the update it was meant for is made. Its gradient waits for the
+            # next one, but its host need not: it plays on with the weights there are now,
+            # instead of sitting out a whole round (benchmarks/results/scaling_sync_n4_k3*).
+            return [placement, *self._update_when_full()]
         self._waiting.append(placement)
         return self._update_when_full()
 
