@@ -28,7 +28,10 @@ import subprocess
 import sys
 import tempfile
 import time
+import typing
 from pathlib import Path
+
+from sc2dask.settings import Compression, Mode
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -41,9 +44,8 @@ CSV_COLUMNS = ["nodes", "agent_steps", "wall_s", "mean_score_last_100", "episode
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", default="1,2,4", help="node counts, comma-separated")
-    parser.add_argument("--mode", choices=["central", "sync", "async"], default="sync")
-    parser.add_argument("--compression", choices=["none", "fp16", "int8", "topk"],
-                        default="none")
+    parser.add_argument("--mode", choices=typing.get_args(Mode), default="sync")
+    parser.add_argument("--compression", choices=typing.get_args(Compression), default="none")
     parser.add_argument("--minutes", type=float, default=6.0, help="wall budget per N")
     parser.add_argument("--target", type=float, default=25.0)
     parser.add_argument("--cpu", type=float, default=0.35, help="cores per node")

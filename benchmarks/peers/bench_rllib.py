@@ -34,10 +34,13 @@ import subprocess
 import sys
 import tempfile
 import time
+import typing
 from pathlib import Path
 
 import numpy as np
 import psutil
+
+from sc2dask.settings import Mode
 
 ROOT = Path(__file__).resolve().parents[2]
 SIDES = ("sc2dask", "rllib")
@@ -67,7 +70,7 @@ def main(argv=None) -> int:
     parser.add_argument("--envs", type=int, default=4)
     parser.add_argument("--target", type=float, default=25.0)
     parser.add_argument("--sides", default=",".join(SIDES), help="which to run, in order")
-    parser.add_argument("--mode", choices=("central", "sync", "async"), default="central",
+    parser.add_argument("--mode", choices=typing.get_args(Mode), default="central",
                         help="sc2dask's update mode (its other settings stay its defaults)")
     parser.add_argument("--out", default=str(ROOT / "benchmarks/results/peers_rllib.png"))
     parser.add_argument("--json", action="store_true")
