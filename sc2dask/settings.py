@@ -102,11 +102,20 @@ def parse_endpoints(texts) -> tuple[str, ...]:
 
 
 def parse_conv_filters(filters: tuple[int, ...]) -> tuple[int, ...]:
-    """Two positive filter counts, one per conv of the tower (``A2CConfig.conv_kernels``)."""
+    """Two positive filter counts, one per conv of the tower (``conv_kernels``)."""
     if len(filters) != 2 or min(filters) < 1:
-        raise ConfigError(f"give two filter counts of at least 1, one per conv (5x5, then "
-                          f"3x3), e.g. 16,32; not {','.join(map(str, filters))}")
+        raise ConfigError(f"give two filter counts of at least 1, one per conv of the "
+                          f"tower, e.g. 16,32; not {','.join(map(str, filters))}")
     return filters
+
+
+def parse_conv_kernels(kernels: tuple[int, ...]) -> tuple[int, ...]:
+    """Two odd kernel sizes, one per conv of the tower: odd, so a "same" conv stays
+    centred on its cell and the spatial policy's logits line up with the screen."""
+    if len(kernels) != 2 or min(kernels) < 1 or any(k % 2 == 0 for k in kernels):
+        raise ConfigError(f"give two odd kernel sizes, one per conv of the tower, e.g. "
+                          f"5,3 (FullyConv's) or 3,3; not {','.join(map(str, kernels))}")
+    return kernels
 
 
 def _section(name: str):
@@ -205,8 +214,10 @@ class AgentSettings:
     precision: Precision = Rule("Keras dtype policy of the network's body (heads and "
                                 "value stay float32; mixed_float16 scales the loss)")
     conv_filters: tuple[int, ...] = Rule("filters of FullyConv's two convs at full "
-                                         "resolution (5x5, then 3x3)",
-                                         parse=parse_conv_filters, metavar="N,N")
+                                         "resolution", parse=parse_conv_filters,
+                                         metavar="N,N")
+    conv_kernels: tuple[int, ...] = Rule("kernel sizes of those two convs (odd)",
+                                         parse=parse_conv_kernels, metavar="N,N")
     dense_grid: int = Rule("strided convs shrink the state to at most this many cells a "
                            "side before the dense layer (fewer: fewer weights to send)",
                            minimum=1)

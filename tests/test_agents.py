@@ -288,7 +288,7 @@ def test_dynamic_loss_scale_halves_on_overflow_and_grows_after_finite_steps():
 
 
 @pytest.mark.unit
-def test_the_network_has_the_filters_and_dense_grid_of_its_settings():
+def test_the_network_has_the_filters_kernels_and_dense_grid_of_its_settings():
     small = Policy(dataclasses.replace(MOVE_16, conv_filters=(8, 12), dense_grid=4),
                    _obs_spec(16, 16)).model
     assert small.get_layer("screen_conv0").kernel.shape[-1] == 8
@@ -297,6 +297,10 @@ def test_the_network_has_the_filters_and_dense_grid_of_its_settings():
     assert small.get_layer("dense").kernel.shape[0] == 4 * 4 * 12 + 11
     default = Policy(MOVE_16, _obs_spec(16, 16)).model
     assert default.get_layer("dense").kernel.shape[0] == 8 * 8 * 32 + 11
+    assert default.get_layer("screen_conv0").kernel.shape[:2] == (5, 5)
+    three = Policy(dataclasses.replace(MOVE_16, conv_kernels=(3, 1)), _obs_spec(16, 16)).model
+    assert three.get_layer("screen_conv0").kernel.shape[:2] == (3, 3)
+    assert three.get_layer("screen_conv1").kernel.shape[:2] == (1, 1)
 
 
 # ---------------------------------------------------------------------- acting

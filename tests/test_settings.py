@@ -233,6 +233,16 @@ def test_conv_filters_are_whole_numbers_from_yaml_flags_and_the_environment(clea
         settings.load(settings.AgentSettings, {"dense_grid": 0})
 
 
+def test_conv_kernels_are_two_odd_sizes(clean_config):
+    assert settings.load(settings.AgentSettings).values.conv_kernels == (5, 3)
+    args = parser().parse_args(["train", "--conv-kernels", "3,3"])
+    loaded = settings.load(settings.AgentSettings, given(args, args.agent_fields), "flag")
+    assert loaded.values.conv_kernels == (3, 3)
+    for bad, shown in (([4, 3], "4,3"), ([3], "3"), ([3, 3, 3], "3,3,3"), ([-1, 3], "-1,3")):
+        with pytest.raises(ConfigError, match=f"conv-kernels .*two odd kernel sizes.*not {shown}$"):
+            settings.load(settings.AgentSettings, {"conv_kernels": bad})
+
+
 def test_bad_values_from_python_are_named_errors_before_any_cluster():
     import sc2dask
     with pytest.raises(ConfigError, match="sc2dask.evaluate.episodes must be >= 1, not 0"):

@@ -54,8 +54,7 @@ class A2CConfig(AgentSettings):
     each step inside a trust region.
     """
 
-    # FullyConv network (its filters and dense_grid are settings: AgentSettings).
-    conv_kernels: tuple[int, ...] = (5, 3)
+    # FullyConv network (its filters, kernels and dense_grid are settings: AgentSettings).
     one_hot_max: int = 32  # categorical layers with more categories are embedded
     dense_units: int = 256
     seed: int = 0  # weight initialisation

@@ -188,7 +188,7 @@ def agent_config(state: dict):
 # The agent settings that shape the network: a checkpoint's weights fit only a run that
 # has the same ones.
 NETWORK_SETTINGS = ("action_set", "screen_layers", "minimap_layers", "screen", "minimap",
-                    "conv_filters", "dense_grid")
+                    "conv_filters", "conv_kernels", "dense_grid")
 
 
 def network_differences(state: dict, agent) -> dict[str, object]:
