@@ -91,7 +91,8 @@ def main():
 
     real_forward = policy.forward
     observations = [slot.current().observation for slot in slots]
-    fixed = real_forward(policy._inputs(policy.encoder.encode_batch(observations)))
+    inputs = policy._inputs(policy.encoder.encode_batch(observations))
+    fixed = real_forward(inputs)
 
     def rollouts_without_forward():
         policy.forward = lambda inputs: fixed
@@ -117,7 +118,6 @@ def main():
           f"step, of which the forward pass "
           f"{np.mean(cpu_ms['policy']) - np.mean(cpu_ms['no forward']):.2f} ms")
 
-    inputs = policy._inputs(policy.encoder.encode_batch(observations))
     calls = 500
     print(f"\nthe forward pass alone, batch of {args.envs}, {calls} calls: CPU per call by thread")
     for pause in (0.0, 0.002):
