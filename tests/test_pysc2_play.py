@@ -36,9 +36,9 @@ def test_random_agent_scores_far_below_scripted_on_move_to_beacon():
 ECONOMY_MAPS = ("CollectMineralsAndGas", "BuildMarines")
 
 
-# The economy maps' episodes are 1,800 (BuildMarines) and 1,200 steps: whole ones are
+# The economy maps' episodes are 1,800 (BuildMarines) and 840 steps: whole ones are
 # played at the default 32x32 only; at the other sizes this many steps check the shapes
-# (two minutes of the suite less; the episode length does not depend on the size).
+# (a minute and a half of the suite less; the episode length does not depend on the size).
 ECONOMY_SHAPE_STEPS = 300
 
 
