@@ -46,7 +46,8 @@ ECONOMY_SHAPE_STEPS = 300
     *[(m, s, mm) for m in sorted(SCENARIOS) for s, mm in [(64, 64), ((48, 32), 24), (16, 16)]],
     *[(m, 32, 32) for m in ECONOMY_MAPS]])  # the economy maps at the default 32x32 too
 def test_random_agent_plays_whole_episodes(map_name, screen, minimap):
-    """Every observation matches the spec; an episode lasts the map's time limit unless all marines died."""
+    """Every observation matches the spec; an episode lasts the map's time limit unless all
+    marines died (checked on whole episodes: the economy maps' only at 32x32)."""
     whole = map_name not in ECONOMY_MAPS or (screen, minimap) == (32, 32)
     np.random.seed(1)
     limit = SCENARIOS[map_name].time_limit_loops
