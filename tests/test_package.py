@@ -1,6 +1,8 @@
-"""The top-level API a notebook uses, and the documented preload paths."""
+"""The top-level API a notebook uses, the documented preload paths, and what imports TensorFlow."""
 
 import importlib
+import subprocess
+import sys
 
 import pytest
 
@@ -29,3 +31,13 @@ def test_the_documented_preloads_keep_their_paths():
 def test_every_export_resolves():
     for name in sc2dask.__all__:
         assert getattr(sc2dask, name) is not None, name
+
+
+def test_the_agent_config_imports_without_tensorflow():
+    """The client builds it before its cluster starts and workers unpickle it in their
+    event loop: neither may wait 3-4 s for TensorFlow there (sc2dask/agents/config.py)."""
+    code = ("import sys; from sc2dask.agents.config import A2CConfig; A2CConfig(); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'keras')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "[]"

@@ -11,6 +11,7 @@ import psutil
 import pytest
 from distributed import Client
 
+from sc2dask.agents.config import A2CConfig
 from sc2dask.training.cluster import local_cluster
 from sc2dask.game import EnvConfig
 from sc2dask.errors import CheckpointError, ConfigError, NoCapacityError, UnknownMapError
@@ -69,6 +70,18 @@ def test_scripted_agent_scores_near_25_on_move_to_beacon(client):
 def test_random_agent_scores_far_lower(client):
     result = evaluate(RANDOM, "MoveToBeacon", episodes=4, client=client, config=SMALL)
     assert result.mean < 5, result.scores
+
+
+def test_prepare_leaves_every_game_running_and_returns_the_observation_spec(client):
+    """What a run does as it starts (``EnvHost.prepare``), so its first rollout plays at once."""
+    with EnvPool(client, SMALL, n_envs=2) as pool:
+        (placement,) = pool.placements
+        spec = pool.call(placement, "prepare", A2CConfig(action_set="move", screen=16,
+                                                         minimap=16))
+        pids = [env["sc2_pid"] for env in pool.call(placement, "stats")["envs"]]
+        assert all(pid is not None and psutil.pid_exists(pid) for pid in pids)
+        assert spec == pool.call(placement, "observation_spec")
+        assert spec["feature_screen"][1:] == (16, 16)
 
 
 def test_a_killed_game_is_restarted_in_place_and_counted(client):

@@ -1,9 +1,10 @@
-"""Synchronous advantage actor-critic (A2C) with the FullyConv network, in one file.
+"""Synchronous advantage actor-critic (A2C) with the FullyConv network.
 
-Read top to bottom: the hyperparameters (``A2CConfig``), the policy that env hosts run
-(``Policy.act``), the returns (``discounted_returns``, and ``advantage_operator``, the
-same as a matrix for the graph), the loss (``a2c_loss``) and the
-learner that turns ``Trajectory`` records into gradients and applies them (``Learner``).
+Read top to bottom: the policy that env hosts run (``Policy.act``), the returns
+(``discounted_returns``, and ``advantage_operator``, the same as a matrix for the graph),
+the loss (``a2c_loss``) and the learner that turns ``Trajectory`` records into gradients
+and applies them (``Learner``). The hyperparameters (``A2CConfig``) are in
+``sc2dask/agents/config.py``, which does not import TensorFlow.
 Weights, gradients and optimizer state leave this module as lists of numpy arrays:
 Keras 3 models do not pickle through distributed, so each process rebuilds the model
 from ``(A2CConfig, obs_spec)`` and loads the arrays.
@@ -21,7 +22,6 @@ timestep that step t's action produced.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 
@@ -30,7 +30,7 @@ import numpy as np
 import tensorflow as tf
 
 from ..core import NonFiniteGradients, Trajectory
-from ..settings import AgentSettings
+from .config import A2CConfig
 from .fullyconv import build_fullyconv
 from .spaces import ObservationEncoder
 
@@ -40,31 +40,6 @@ log = logging.getLogger(__name__)
 # entropy's p * log p stays 0 * big = 0 and its gradient never becomes NaN; exp() of it
 # is exactly 0 in float32, so the function is never chosen.
 MASKED_LOGIT = -1e9
-
-
-@dataclasses.dataclass(frozen=True)
-class A2CConfig(AgentSettings):
-    """Every hyperparameter of the agent: the user's ``AgentSettings`` (``sc2dask.agent``
-    in sc2dask.yaml, where the defaults follow SC2LE and Reaver where they agree) plus the
-    network's shape, which users rarely change.
-
-    The policy term is PPO's clipped surrogate on pi/pi_behaviour: with fresh data the
-    ratio is 1 and the gradient is exactly A2C's; with data from older weights (async
-    hosts, or a batch reused for ``epochs`` passes, Schulman et al. 2017) the clip keeps
-    each step inside a trust region.
-    """
-
-    # FullyConv network (its filters, kernels and dense_grid are settings: AgentSettings).
-    one_hot_max: int = 32  # categorical layers with more categories are embedded
-    dense_units: int = 256
-    seed: int = 0  # weight initialisation
-    # Optimiser.
-    adam_epsilon: float = 1e-5
-    max_grad_norm: float = 1.0  # global-norm clipping in apply_gradients
-
-    @classmethod
-    def from_settings(cls, agent: AgentSettings, seed: int = 0) -> A2CConfig:
-        return cls(**dataclasses.asdict(agent), seed=seed)
 
 
 def set_tf_threads(intra_op: int, inter_op: int | None = None) -> bool:
@@ -99,11 +74,15 @@ class _Graph:
         self._function = tf.function(fn, input_signature=input_signature)
         self._concrete = None
 
+    def trace(self) -> None:
+        """Trace now rather than on the first call (an env host before its first rollout)."""
+        if self._concrete is None:
+            self._concrete = self._function.get_concrete_function()
+
     def __call__(self, *args):
         # Traced when first needed, not at construction: a central-mode host never
         # computes gradients.
-        if self._concrete is None:
-            self._concrete = self._function.get_concrete_function()
+        self.trace()
         return self._concrete(*args)
 
 
@@ -325,6 +304,14 @@ class Learner:
         variables = self.model.trainable_variables
         self._apply = _Graph(lambda grads: self.optimizer.apply_gradients(zip(grads, variables)),
                              [[tf.TensorSpec(v.shape, v.dtype) for v in variables]])
+
+    def trace(self, gradients: bool = True, apply: bool = True) -> None:
+        """Trace the graphs of the gradients and of the optimizer's step now, rather than
+        in the run's first update, while the rest of the cluster waits for it."""
+        if gradients:
+            self._gradients.trace()
+        if apply:
+            self._apply.trace()
 
     def compute_gradients(self, trajectories: Sequence[Trajectory]
                           ) -> tuple[list[np.ndarray], dict[str, float]]:

@@ -143,13 +143,53 @@ class EnvHost:
         metrics["truncated"] = truncated
         return self._compressor.pack(grads), metrics, scores
 
-    def _ensure_learner(self, version, weights, agent_config):
+    async def prepare(self, agent_config, gradients: bool = False) -> dict:
+        """Start every game, then build the policy in the background; returns
+        ``observation_spec()`` once the games run.
+
+        The client calls it on every host as a run starts and builds its own learner from
+        the spec while the hosts build theirs. Otherwise each process waits for the one
+        before it (the client's TensorFlow import, a game for the spec, the client's
+        graphs, then the hosts' imports on their first rollout) and a 2-core machine sits
+        half idle through a run's first 10 s. A rollout waits for the policy being built;
+        ``gradients``: this host will compute them (sync and async modes).
+        """
+        await asyncio.gather(*(asyncio.to_thread(self._start_game, slot)
+                               for slot in self._slots))
+        spec = await asyncio.to_thread(self.observation_spec)
+        threading.Thread(target=self._build_quietly, args=(agent_config, gradients),
+                         name="sc2dask-build", daemon=True).start()
+        return spec
+
+    @staticmethod
+    def _start_game(slot: EnvSlot) -> None:
+        try:
+            slot.current()  # the game and its first episode, which the first rollout plays
+        except GAME_FAILURES as exc:  # the first rollout starts it again
+            slot.crashed(exc)
+
+    def _build_quietly(self, agent_config, gradients: bool) -> None:
+        """``_build_learner`` (and the gradients' graph) ahead of the first rollout. A
+        failure is left to the rollout's own call, which raises it to the client."""
+        try:
+            self._build_learner(agent_config).trace(gradients=gradients, apply=False)
+        except Exception:  # see the docstring
+            log.debug("building the policy ahead of the first rollout failed", exc_info=True)
+
+    def _build_learner(self, agent_config):
         with self._learner_lock:
             if self._learner is None:
                 from ..agents.a2c import Learner, set_tf_threads
                 set_tf_threads(self._tf_threads or worker_tf_threads())
                 spec = self._slots[0].ensure().observation_spec()[0]
-                self._learner = Learner(agent_config, spec)
+                learner = Learner(agent_config, spec)
+                learner.policy.forward.trace()  # every rollout needs it
+                self._learner = learner
+            return self._learner
+
+    def _ensure_learner(self, version, weights, agent_config):
+        self._build_learner(agent_config)
+        with self._learner_lock:
             if version != self._version:
                 if weights is None:
                     raise StaleWeights(f"this host holds weights v{self._version}, not v{version}")

@@ -175,7 +175,7 @@ def checkpoint_agent_path(directory) -> str:
 
 def agent_config(state: dict):
     """The ``A2CConfig`` a checkpoint was trained with (older checkpoints included)."""
-    from ..agents.a2c import A2CConfig
+    from ..agents.config import A2CConfig
     saved = dict(state["agent_config"])
     for old, new in _RENAMED.items():
         if old in saved:

@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import difflib
 import gc
+import importlib
 import logging
 import threading
 import time
@@ -211,7 +212,7 @@ class _Run:
 
     def __init__(self, opts: TrainSettings, agent: AgentSettings, client, scheduler, resume,
                  on_update, held: contextlib.ExitStack | None = None):
-        from ..agents.a2c import A2CConfig
+        from ..agents.config import A2CConfig  # no TensorFlow
         self._held = held or contextlib.ExitStack()  # released when the run ends
         self.settings, self.agent_settings, self.on_update = opts, agent, on_update
         self.agent_config = A2CConfig.from_settings(agent, seed=opts.seed)
@@ -231,6 +232,9 @@ class _Run:
         return 0 if self.pool is None else self.pool.host_restarts + self._game_restarts
 
     def loop(self) -> None:
+        # TensorFlow takes 3-4 s of CPU to import: import it while the cluster starts.
+        threading.Thread(target=_import_quietly, args=("sc2dask.agents.a2c",),
+                         name="sc2dask-import", daemon=True).start()
         try:
             if self.client is None:
                 with cluster_client(self.scheduler, self.settings.envs
@@ -347,9 +351,17 @@ class _Run:
     # --- learner, checkpoints ------------------------------------------------------------
 
     def _make_learner(self):
+        """The client's learner, built while the hosts build their policies, once every
+        host's games run (``EnvHost.prepare``)."""
+        central = self.settings.mode == "central"  # else the hosts compute gradients
+        prepared = self.pool.map("prepare", lambda placement: (self.agent_config, not central))
+        _, spec = next(prepared)  # the first host's games run
         from ..agents.a2c import Learner
-        spec = self.pool.call(self.pool.placements[0], "observation_spec")
-        return Learner(self.agent_config, spec)
+        learner = Learner(self.agent_config, spec)
+        learner.trace(gradients=central)
+        for _ in prepared:
+            pass
+        return learner
 
     def _summary_writer(self):
         """TensorBoard summaries next to the checkpoints, when there is a checkpoint dir."""
@@ -385,3 +397,12 @@ class _Run:
         p = self.progress
         p.agent_steps, p.updates, p.episodes = state["agent_steps"], state["updates"], state["episodes"]
         p.scores.extend(state["scores"])
+
+
+def _import_quietly(module: str) -> None:
+    """Import ``module`` ahead of need; a failure is left for the import that needs it,
+    which reports it where the user sees it."""
+    try:
+        importlib.import_module(module)
+    except Exception:  # see the docstring
+        pass
