@@ -14,7 +14,7 @@ from distributed import Client
 
 from waiting import wait_until
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 import minicluster  # noqa: E402
 from minicluster import MiniCluster, node_name  # noqa: E402
 

@@ -54,7 +54,7 @@ def browser():
 
 
 def artifacts() -> Path:
-    path = Path(os.environ.get("SC2DASK_ARTIFACTS") or Path(__file__).parent / "artifacts")
+    path = Path(os.environ.get("SC2DASK_ARTIFACTS") or Path(__file__).parents[1] / "artifacts")
     path.mkdir(parents=True, exist_ok=True)
     return path
 

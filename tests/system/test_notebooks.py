@@ -16,7 +16,7 @@ import papermill
 import psutil
 import pytest
 
-NOTEBOOKS = sorted((Path(__file__).parents[1] / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = sorted((Path(__file__).parents[2] / "notebooks").glob("*.ipynb"))
 SMALL = {"N_WORKERS": 2, "WORKERS": 2, "SC2_PER_WORKER": 1, "ENVS": 2, "EPISODES": 2,
          "EVAL_EPISODES": 1, "SCREEN": 16, "MAX_STEPS": 96, "RESUME_STEPS": 48}
 
