@@ -64,10 +64,10 @@ class _Graph:
     then called as a concrete function.
 
     A ``tf.function`` call binds and type-checks its arguments before it runs the graph,
-    ~0.2 ms a call: a sixth of a host's forward pass for 2 envs. Keras's own
-    ``set_weights``/``get_weights`` run one op per array, 3 ms each for the 2 MB a host
-    loads every rollout and the store reads every update. As graphs they take 1.9 and
-    0.6 ms (``benchmarks/bench_learner.py`` prints both).
+    on every forward pass of a host. Keras's own ``set_weights``/``get_weights`` run one
+    op per array, for the weights a host loads every rollout and the store reads every
+    update. A concrete function does each in one call (the times are in
+    docs/results/throughput.md).
     """
 
     def __init__(self, fn, input_signature: list):

@@ -1,7 +1,7 @@
 """``A2CConfig``: every hyperparameter of the agent, importable without TensorFlow.
 
 The client builds it before its cluster starts and sends it with every rollout; unpickling
-it on a worker must not import TensorFlow (3-4 s of CPU) in the worker's event loop.
+it on a worker must not import TensorFlow, a slow import, in the worker's event loop.
 """
 
 from __future__ import annotations

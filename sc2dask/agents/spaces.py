@@ -16,7 +16,8 @@ import numpy as np
 from ..errors import ConfigError
 from ..game.pysc2lib import actions, features
 
-# Reduced function sets, by pysc2 function name. Small sets learn far faster; "minigames"
+# Reduced function sets, by pysc2 function name. A small set leaves the policy fewer
+# useless calls to try before it finds the ones a map rewards; "minigames"
 # follows Reaver's mini-game set (plus the economy functions the two build maps need).
 ACTION_SETS: dict[str, tuple[str, ...] | None] = {
     "move": ("no_op", "select_army", "Move_screen"),
