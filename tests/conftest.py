@@ -1,7 +1,15 @@
 """Shared fixtures: an emulator install for real pysc2, and a real local Dask cluster.
 
-Tests marked ``unit`` (``pytest -m unit``) need neither: pure functions and settings,
-under a minute together.
+The folders mirror ``sc2dask/`` (``tests/emulator`` tests ``sc2dask/emulator``, and so on);
+``tests/system`` runs the whole system as a user would (command-line nodes, the
+minicluster, the notebooks). Helpers shared across folders are modules here
+(``waiting``, ``processes``, ``emulator_process``, ``pysc2_helpers``), imported as
+``tests.<module>``.
+
+Markers pick a tier: ``unit`` needs no cluster and no game (pure functions and
+settings, under a minute together); ``cluster`` starts a Dask cluster; ``slow`` takes
+over about 30 s. ``pytest -m "not unit and not cluster"`` leaves the tests that play
+the emulator without a cluster.
 """
 
 import os

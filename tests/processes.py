@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from waiting import wait_until
+from tests.waiting import wait_until
 
 BIN = Path(sys.executable).parent
 

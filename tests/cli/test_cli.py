@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from waiting import wait_until
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.usefixtures("sc2path")
 SC2DASK = str(Path(sys.executable).with_name("sc2dask"))
@@ -34,6 +34,7 @@ def _run(args, tmp_path, timeout=300, **extra):
                           env=_env(tmp_path, **extra))
 
 
+@pytest.mark.cluster
 def test_the_mode_from_the_environment_is_the_mode_trained(tmp_path):
     """The old bug: `sc2dask train` passed --mode central whatever the config said."""
     done = _run(["train", "--map", "MoveToBeacon", "--envs", "2", "--max-steps", "300",
@@ -46,6 +47,7 @@ def test_the_mode_from_the_environment_is_the_mode_trained(tmp_path):
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.cluster
 def test_train_shows_a_few_lines_and_a_bar_and_logs_to_a_file(tmp_path):
     done = _run(["train", "--envs", "2", "--max-steps", "300", *TINY], tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -64,6 +66,7 @@ def test_train_shows_a_few_lines_and_a_bar_and_logs_to_a_file(tmp_path):
     assert "distributed.scheduler" in log.read_text()
 
 
+@pytest.mark.cluster
 @pytest.mark.parametrize("signum, group", [(signal.SIGINT, True), (signal.SIGTERM, False)])
 def test_ctrl_c_or_sigterm_finishes_the_update_checkpoints_and_exits_0(tmp_path, signum, group):
     """SIGINT as a terminal sends it, to the whole process group (workers and games too);
@@ -99,23 +102,26 @@ def test_ctrl_c_or_sigterm_finishes_the_update_checkpoints_and_exits_0(tmp_path,
     (["train", "--screen", "0"], {}, "sc2dask.agent.screen must be >= 1 and <= 1024"),
     (["train", "--config", "/nonexistent/run.yaml"], {}, "Cannot read --config"),
     (["train", "--map", "NoSuchMap", "--max-steps", "10"], {}, "Unknown map 'NoSuchMap'"),
-    (["evaluate", "--agent", "no.such.Agent", "--episodes", "1"], {}, "Cannot load agent"),
+    pytest.param(["evaluate", "--agent", "no.such.Agent", "--episodes", "1"], {},
+                 "Cannot load agent", marks=pytest.mark.cluster),
     (["evaluate", "--checkpoint", "/nonexistent", "--episodes", "1"], {}, "No checkpoint in"),
     (["train", "--scheduler", "http://x", "--max-steps", "10"], {},
      "'http://x' is not a Dask scheduler address"),
     (["train", "--scheduler", "localhost", "--max-steps", "10"], {}, "'localhost' has no port"),
-    (["evaluate", "--agent", "os.path.join", "--episodes", "1"], {},
-     "'os.path.join' is not a pysc2 agent class"),
-    (["evaluate", "--agent", f"{RANDOM}:oops", "--episodes", "1"], {},
-     "cannot be made with the argument 'oops'"),
+    pytest.param(["evaluate", "--agent", "os.path.join", "--episodes", "1"], {},
+                 "'os.path.join' is not a pysc2 agent class", marks=pytest.mark.cluster),
+    pytest.param(["evaluate", "--agent", f"{RANDOM}:oops", "--episodes", "1"], {},
+                 "cannot be made with the argument 'oops'", marks=pytest.mark.cluster),
     (["train", "--rollout-steps", "0"], {}, "sc2dask.train.rollout-steps must be >= 1"),
     (["train", "--mode", "async", "--sync-lr-scaling", "sqrt"], {}, "only mode='sync' makes"),
     (["train", "--max-staleness", "-1"], {}, "sc2dask.train.max-staleness must be >= 0"),
     (["train", "--call-timeout", "0"], {}, "sc2dask.train.call-timeout must be > 0"),
     (["train", "--max-steps", "10", "--checkpoint-dir", "/proc/sc2dask-run"], {},
      "Cannot write checkpoints to '/proc/sc2dask-run'"),
-    (["train", "--envs", "1", "--max-steps", "10", *TINY], {"TF_NUM_INTRAOP_THREADS": "abc"},
-     "TF_NUM_INTRAOP_THREADS='abc' on this worker is not a whole number"),
+    pytest.param(["train", "--envs", "1", "--max-steps", "10", *TINY],
+                 {"TF_NUM_INTRAOP_THREADS": "abc"},
+                 "TF_NUM_INTRAOP_THREADS='abc' on this worker is not a whole number",
+                 marks=pytest.mark.cluster),
     (["emulator", "serve", "--port", "70000"], {}, "70000 is not a port"),
     (["emulator", "install", "/proc/sc2dask-emulator"], {}, "Cannot install the emulator in"),
     (["train", "--tls-cert", "cert.pem"], {}, "--tls-ca-file and --tls-key missing"),
@@ -160,6 +166,7 @@ def test_resuming_with_another_network_names_the_checkpoints_settings(tmp_path):
     assert "Dask dashboard" not in done.stdout and "Traceback" not in done.stderr
 
 
+@pytest.mark.cluster
 def test_a_second_run_on_the_same_checkpoint_folder_is_refused(tmp_path):
     from sc2dask.training import checkpoint
     with checkpoint.run_lock(tmp_path / "run"):  # as a run in another process holds it
@@ -170,6 +177,7 @@ def test_a_second_run_on_the_same_checkpoint_folder_is_refused(tmp_path):
            f"{os.getpid()}@" in done.stderr
 
 
+@pytest.mark.cluster
 def test_a_setting_checked_once_the_cluster_is_up_is_also_exit_2(tmp_path):
     done = _run(["train", "--envs", "2", "--max-steps", "100", "--mode", "sync",
                  "--sync-gradients", "3", *TINY], tmp_path)
@@ -178,6 +186,7 @@ def test_a_setting_checked_once_the_cluster_is_up_is_also_exit_2(tmp_path):
     assert "Traceback" not in done.stderr + done.stdout
 
 
+@pytest.mark.cluster
 def test_evaluate_a_checkpoint_on_the_map_and_sizes_it_was_trained_with(tmp_path):
     checkpoints = tmp_path / "run"
     trained = _run(["train", "--envs", "1", "--max-steps", "32", "--checkpoint-dir",
@@ -190,6 +199,7 @@ def test_evaluate_a_checkpoint_on_the_map_and_sizes_it_was_trained_with(tmp_path
     assert result["map"] == "MoveToBeacon" and result["episodes"] == 1
 
 
+@pytest.mark.cluster
 def test_a_game_that_never_starts_ends_the_command_with_a_clear_error(tmp_path):
     """A node whose game binary exits at once: the host gives up after MAX_FAILURES_IN_A_ROW
     launches (each bounded by pysc2's TIMEOUT_SECONDS, lowered here) instead of looping."""
@@ -206,6 +216,7 @@ def test_a_game_that_never_starts_ends_the_command_with_a_clear_error(tmp_path):
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.cluster
 def test_a_client_killed_mid_run_resumes_from_its_last_checkpoint(tmp_path):
     """The fault no handler can catch: SIGKILL of `sc2dask train` (and, with it, its local
     cluster). `--resume` carries on from the checkpoint, losing only the updates after it."""

@@ -3,7 +3,7 @@ and the scripted agents playing them through the real protocol."""
 
 import numpy as np
 import pytest
-from pysc2_helpers import make_env, play
+from tests.pysc2_helpers import make_env, play
 from s2clientprotocol import common_pb2, error_pb2
 
 from sc2dask.emulator import commands, economy, observe

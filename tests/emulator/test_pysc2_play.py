@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from pysc2_helpers import make_env, play
+from tests.pysc2_helpers import make_env, play
 
 from sc2dask.emulator.maps import SCENARIOS
 from sc2dask.game.pysc2lib import random_agent, scripted_agent

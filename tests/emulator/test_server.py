@@ -15,7 +15,7 @@ from sc2dask.emulator.install import EXECUTABLE
 from sc2dask.game import install_emulator
 from sc2dask.game.pysc2lib import remote_controller
 
-from emulator_process import PYSC2_FLAGS, connect, emulator, free_port
+from tests.emulator_process import PYSC2_FLAGS, connect, emulator, free_port
 
 UNKNOWN_FLAGS = ["-unknownFlag", "value", "-anotherUnknownSwitch"]  # the game ignores these
 

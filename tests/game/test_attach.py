@@ -11,9 +11,9 @@ from pathlib import Path
 import psutil
 import pytest
 from distributed import Client
-from emulator_process import free_port
-from processes import Processes
-from waiting import wait_until
+from tests.emulator_process import free_port
+from tests.processes import Processes
+from tests.waiting import wait_until
 
 from sc2dask.errors import ConfigError, EndpointUnreachableError, NoCapacityError
 from sc2dask.settings import TrainSettings, load
@@ -92,6 +92,7 @@ def test_a_malformed_game_address_is_named_with_the_fix(bad, says):
 
 # --- against running games ----------------------------------------------------------------
 
+@pytest.mark.cluster
 def test_evaluate_plays_on_two_running_games_and_leaves_them_running(sc2path):
     with serving(2) as games:
         before = [psutil.Process(p.pid).cpu_times().user for p, _ in games]
@@ -108,12 +109,14 @@ def test_evaluate_plays_on_two_running_games_and_leaves_them_running(sc2path):
                 f"the game at {endpoint} played nothing"
 
 
+@pytest.mark.cluster
 def test_a_game_address_that_does_not_answer_is_named_with_the_fix(client):
     endpoint = f"127.0.0.1:{free_port()}"
     with pytest.raises(EndpointUnreachableError, match=f"{endpoint}.*emulator serve"):
         evaluate(SCRIPTED, map="MoveToBeacon", episodes=1, client=client, sc2=[endpoint])
 
 
+@pytest.mark.cluster
 def test_training_reconnects_to_a_game_that_died_once_it_listens_again(client):
     with serving(2) as games:
         handle = train(client=client, sc2=[e for _, e in games], max_steps=2000,
@@ -129,6 +132,7 @@ def test_training_reconnects_to_a_game_that_died_once_it_listens_again(client):
     assert restarted > 0.2, "the game started again at the same address played nothing"
 
 
+@pytest.mark.cluster
 def test_a_workers_own_games_from_its_environment_host_its_envs(sc2path, tmp_path):
     processes = Processes(tmp_path)
     with serving(1) as games, contextlib.closing(processes):

@@ -13,11 +13,12 @@ import pytest
 
 from sc2dask.monitoring.telemetry import training_page_link
 from sc2dask import train
-from waiting import wait_until
+from tests.waiting import wait_until
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 pytestmark = [
+    pytest.mark.cluster,
     pytest.mark.usefixtures("sc2path"),
     pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
                        reason="needs Chromium and its WebDriver (Debian: apt-get install "

@@ -12,9 +12,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from sc2dask.monitoring.telemetry import PAGE, TRAINING_TOPIC, TrainingPublisher, training_page_link
 from sc2dask import train
-from waiting import wait_until
+from tests.waiting import wait_until
 
-pytestmark = pytest.mark.usefixtures("sc2path")
+pytestmark = [pytest.mark.usefixtures("sc2path"), pytest.mark.cluster]
 TINY = dict(action_set="move", screen=16, minimap=16)
 INDIVIDUAL = ["individual-sc2dask-training", "individual-sc2dask-score",
               "individual-sc2dask-steps", "individual-sc2dask-version",

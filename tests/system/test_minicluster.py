@@ -12,14 +12,15 @@ import psutil
 import pytest
 from distributed import Client
 
-from waiting import wait_until
+from tests.waiting import wait_until
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 import minicluster  # noqa: E402
 from minicluster import MiniCluster, node_name  # noqa: E402
 
-pytestmark = pytest.mark.skipif(minicluster.unavailable_reason() is not None,
-                                reason=minicluster.unavailable_reason() or "")
+pytestmark = [pytest.mark.cluster,
+              pytest.mark.skipif(minicluster.unavailable_reason() is not None,
+                                 reason=minicluster.unavailable_reason() or "")]
 TINY = dict(action_set="move", screen=16, minimap=16)
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import psutil
 import pytest
 from distributed import Client
-from waiting import wait_until
+from tests.waiting import wait_until
 
-from processes import Processes, read_json
+from tests.processes import Processes, read_json
 
 from sc2dask.training.cluster import tls_security
 
@@ -34,6 +34,7 @@ def worker_command(address: str) -> list[str]:
             "--resources", "SC2=1", "--preload", "sc2dask.worker"]
 
 
+@pytest.mark.cluster
 def test_train_on_a_command_line_cluster_uses_both_workers(processes, tmp_path):
     address = processes.scheduler()
     emulator = {"SC2DASK_EMULATOR_DIR": str(tmp_path / "emulator"), "SC2PATH": None}
@@ -61,6 +62,7 @@ def test_train_on_a_command_line_cluster_uses_both_workers(processes, tmp_path):
     assert "TensorFlow threads 1" in processes.log("worker0")
 
 
+@pytest.mark.cluster
 def test_a_worker_without_a_usable_game_is_named_with_the_fix(processes, tmp_path):
     """A worker configured by YAML (the `dask ssh` recipe) whose SC2PATH is an empty folder."""
     config = tmp_path / "dask-config"
@@ -100,6 +102,7 @@ def tls_files(tmp_path):
     return ["--tls-ca-file", str(cert), "--tls-cert", str(cert), "--tls-key", str(key)]
 
 
+@pytest.mark.cluster
 def test_train_over_tls_with_dasks_own_flags(processes, tmp_path, tls_files):
     """Scheduler, worker and `sc2dask train` all take the same --tls-* flags; a client
     without them is told what to add, and a plain-TCP client is refused."""
@@ -153,6 +156,7 @@ def test_an_emulator_folder_that_cannot_be_written_is_reported_with_the_fix(tmp_
     assert "SC2DASK_EMULATOR_DIR" in report["error"]
 
 
+@pytest.mark.cluster
 def test_a_local_cluster_with_a_throwaway_certificate_trains_over_tls(sc2path):
     """local_cluster(security=True): distributed's Security.temporary() for every process."""
     import sc2dask

@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pytest
 from distributed import Client
-from waiting import wait_until
+from tests.waiting import wait_until
 
 from sc2dask import SC2Adaptive, train
 from sc2dask.errors import ConfigError
@@ -101,6 +101,7 @@ def test_async_damps_a_gradient_by_its_staleness_or_by_what_the_hosts_do_not_exp
         AsyncUpdates(store, recorder, 8, damping="none")
 
 
+@pytest.mark.cluster
 def test_an_elastic_run_grows_onto_a_worker_that_joins_and_outlives_one_retired(sc2path):
     """The rollout cut by the retirement is dropped uncounted; sync's update then waits
     for one host's gradient instead of two."""
@@ -127,6 +128,7 @@ def test_an_elastic_run_grows_onto_a_worker_that_joins_and_outlives_one_retired(
     assert summary["updates"] > 2 and summary["rejected_gradients"] == 0, summary
 
 
+@pytest.mark.cluster
 def test_sc2_adaptive_asks_for_the_workers_the_envs_need(sc2path):
     with local_cluster(n_workers=1, sc2_per_worker=2) as cluster, \
             Client(cluster) as client:

@@ -28,6 +28,7 @@ SMALL = EnvConfig(screen=16, minimap=16)
 SC2_PER_WORKER = 2  # conftest's client: two games per worker
 
 
+@pytest.mark.cluster
 def test_hosts_fill_capacity_and_never_exceed_it(client):
     with EnvPool(client, SMALL, n_envs=3) as pool:
         per_worker = {}
@@ -40,6 +41,7 @@ def test_hosts_fill_capacity_and_never_exceed_it(client):
         EnvPool(client, SMALL, n_envs=5)
 
 
+@pytest.mark.cluster
 def test_envs_on_one_worker_run_their_games_at_the_same_time(client):
     """Both games of a two-env host are alive together while it plays (threads, not a queue)."""
     with EnvPool(client, SMALL, n_envs=2) as pool:
@@ -61,17 +63,20 @@ def test_envs_on_one_worker_run_their_games_at_the_same_time(client):
     assert max(seen) == 2
 
 
+@pytest.mark.cluster
 def test_scripted_agent_scores_near_25_on_move_to_beacon(client):
     result = evaluate(SCRIPTED, "MoveToBeacon", episodes=6, client=client, config=SMALL)
     assert result.episodes == 6
     assert 20 <= result.mean <= 30, result.scores
 
 
+@pytest.mark.cluster
 def test_random_agent_scores_far_lower(client):
     result = evaluate(RANDOM, "MoveToBeacon", episodes=4, client=client, config=SMALL)
     assert result.mean < 5, result.scores
 
 
+@pytest.mark.cluster
 def test_prepare_leaves_every_game_running_and_returns_the_observation_spec(client):
     """What a run does as it starts (``EnvHost.prepare``), so its first rollout plays at once."""
     with EnvPool(client, SMALL, n_envs=2) as pool:
@@ -84,6 +89,7 @@ def test_prepare_leaves_every_game_running_and_returns_the_observation_spec(clie
         assert spec["feature_screen"][1:] == (16, 16)
 
 
+@pytest.mark.cluster
 def test_a_killed_game_is_restarted_in_place_and_counted(client):
     with EnvPool(client, SMALL, n_envs=1) as pool:
         (placement,) = pool.placements
@@ -96,6 +102,7 @@ def test_a_killed_game_is_restarted_in_place_and_counted(client):
     assert stats["game_restarts"] == 1 and stats["host_restarts"] == 0
 
 
+@pytest.mark.cluster
 def test_a_killed_worker_loses_its_host_which_is_recreated_and_counted(client):
     with EnvPool(client, SMALL, n_envs=2) as pool:
         (placement,) = pool.placements
@@ -110,6 +117,7 @@ def test_a_killed_worker_loses_its_host_which_is_recreated_and_counted(client):
     assert stats["hosts"][0]["pid"] != victim
 
 
+@pytest.mark.cluster
 def test_an_error_of_the_work_is_raised_at_once_not_taken_for_a_lost_host(client, tmp_path):
     """A checkpoint the workers cannot read is an OSError raised by the host's work, with
     its worker alive: it surfaces as it is, and no host is recreated for it."""
@@ -119,6 +127,7 @@ def test_an_error_of_the_work_is_raised_at_once_not_taken_for_a_lost_host(client
         assert pool.stats()["host_restarts"] == 0
 
 
+@pytest.mark.cluster
 def test_an_unreachable_worker_is_a_lost_host_while_the_scheduler_still_lists_it(client):
     """Dask's actor proxy turns a dead worker's refused connection into a plain OSError,
     often before the scheduler drops that worker: the pool must not take it for an
@@ -130,6 +139,7 @@ def test_an_unreachable_worker_is_a_lost_host_while_the_scheduler_still_lists_it
         assert not pool.lost(placement, CheckpointError("No checkpoint in x"))
 
 
+@pytest.mark.cluster
 def test_a_host_slower_than_call_timeout_is_closed_before_its_replacement(client):
     """Its games would otherwise play on beside the new host's, beyond the worker's room."""
     with EnvPool(client, SMALL, n_envs=2) as pool:
@@ -147,6 +157,7 @@ def test_a_host_slower_than_call_timeout_is_closed_before_its_replacement(client
         assert len(games) <= placement.n_envs
 
 
+@pytest.mark.cluster
 def test_user_errors_are_clear(client):
     with pytest.raises(UnknownMapError, match="MoveToBeacon"):
         evaluate(SCRIPTED, "NoSuchMap", episodes=1, client=client)
@@ -154,12 +165,14 @@ def test_user_errors_are_clear(client):
         evaluate("no.such.Agent", "MoveToBeacon", episodes=1, client=client)
 
 
+@pytest.mark.cluster
 def test_zero_capacity_is_a_clear_error():
     with local_cluster(n_workers=1, sc2_per_worker=0) as cluster, Client(cluster) as client:
         with pytest.raises(NoCapacityError, match="--resources SC2="):
             EnvPool(client, SMALL)
 
 
+@pytest.mark.cluster
 def test_cli_evaluate_prints_one_json_object():
     out = subprocess.run(
         [sys.executable, "-m", "sc2dask.cli", "evaluate", "--map", "MoveToBeacon", "--agent",

@@ -10,9 +10,9 @@ import pytest
 from sc2dask.training import checkpoint
 from sc2dask.errors import CheckpointError, ConfigError, UnknownMapError
 from sc2dask import train
-from waiting import wait_until
+from tests.waiting import wait_until
 
-pytestmark = pytest.mark.usefixtures("sc2path")
+pytestmark = [pytest.mark.usefixtures("sc2path"), pytest.mark.cluster]
 TINY = dict(action_set="move", screen=16, minimap=16)
 
 
