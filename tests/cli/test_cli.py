@@ -186,6 +186,7 @@ def test_a_setting_checked_once_the_cluster_is_up_is_also_exit_2(tmp_path):
     assert "Traceback" not in done.stderr + done.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 def test_evaluate_a_checkpoint_on_the_map_and_sizes_it_was_trained_with(tmp_path):
     checkpoints = tmp_path / "run"
@@ -216,6 +217,7 @@ def test_a_game_that_never_starts_ends_the_command_with_a_clear_error(tmp_path):
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 def test_a_client_killed_mid_run_resumes_from_its_last_checkpoint(tmp_path):
     """The fault no handler can catch: SIGKILL of `sc2dask train` (and, with it, its local

@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 import minicluster  # noqa: E402
 from minicluster import MiniCluster, node_name  # noqa: E402
 
-pytestmark = [pytest.mark.cluster,
+pytestmark = [pytest.mark.cluster, pytest.mark.slow,
               pytest.mark.skipif(minicluster.unavailable_reason() is not None,
                                  reason=minicluster.unavailable_reason() or "")]
 TINY = dict(action_set="move", screen=16, minimap=16)

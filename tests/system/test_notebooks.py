@@ -21,6 +21,7 @@ SMALL = {"N_WORKERS": 2, "WORKERS": 2, "SC2_PER_WORKER": 1, "ENVS": 2, "EPISODES
          "EVAL_EPISODES": 1, "SCREEN": 16, "MAX_STEPS": 96, "RESUME_STEPS": 48}
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
 def test_notebook_runs_top_to_bottom(notebook, tmp_path, sc2path):

@@ -101,6 +101,7 @@ def test_async_damps_a_gradient_by_its_staleness_or_by_what_the_hosts_do_not_exp
         AsyncUpdates(store, recorder, 8, damping="none")
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 def test_an_elastic_run_grows_onto_a_worker_that_joins_and_outlives_one_retired(sc2path):
     """The rollout cut by the retirement is dropped uncounted; sync's update then waits
