@@ -271,10 +271,10 @@ def host_through_dask(n_envs: int, episodes: int, calls: int = 200):
             steps += len(pool.evaluate(AGENT, n_envs)) * EPISODE_STEPS
         per_step = (time.perf_counter() - start) / steps
         placement = pool.placements[0]
-        pool.call(placement, "stats")
+        pool.call(placement, lambda host: host.stats())
         start = time.perf_counter()
         for _ in range(calls):
-            pool.call(placement, "stats")
+            pool.call(placement, lambda host: host.stats())
         return per_step, (time.perf_counter() - start) / calls
 
 

@@ -6,6 +6,9 @@
 - The **parameter store** (on the client) holds the learner's versioned weights; an
   **update rule** decides when gradients or trajectories become a new version.
 
+A host is asked for work with a ``WorkOrder`` and answers with a ``RolloutResult`` or a
+``GradientResult``: typed records, so that neither side reads the other's tuples by position.
+
 Everything that crosses the network is plain numpy, so it pickles cheaply and never
 depends on TensorFlow being importable where it lands. This module imports nothing else
 of sc2dask: the rest of the code reads as the interplay of these roles.
@@ -14,6 +17,7 @@ of sc2dask: the rest of the code reads as the interplay of these roles.
 from __future__ import annotations
 
 import dataclasses
+import enum
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
@@ -78,8 +82,58 @@ class Trajectory:
         return sum(a.nbytes for a in arrays)
 
 
+class Work(enum.Enum):
+    """What a host does with a rollout: return it, or learn from it and return gradients."""
+
+    ROLLOUT = "rollout"  # central updates: the client computes the gradients
+    GRADIENTS = "gradients"  # sync and async updates: each host computes its own
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkOrder:
+    """The work an update rule asks of every host: ``n_steps`` of each env with the policy
+    built from ``agent_config``, then ``work``. ``env_groups`` splits a host's envs into
+    groups that take turns (``play_batch``); ``compression`` and ``fraction`` say how
+    gradients travel back (``sc2dask/compression.py``)."""
+
+    work: Work
+    n_steps: int
+    agent_config: Any
+    env_groups: int = 1
+    compression: str = "none"
+    fraction: float = 0.01
+
+
+@dataclasses.dataclass
+class RolloutResult:
+    """A host's answer to ``Work.ROLLOUT``: one trajectory per env, None for an env whose
+    game crashed before it played a step."""
+
+    trajectories: list[Trajectory | None]
+
+
+@dataclasses.dataclass
+class GradientResult:
+    """A host's answer to ``Work.GRADIENTS``.
+
+    ``grads`` is packed by the order's compression, or None when there is nothing to apply:
+    every game crashed, or the gradients were not finite (``rejected``), in which case the
+    steps and scores played still count.
+    """
+
+    grads: Any | None
+    metrics: Metrics  # the learner's, plus "steps" and "truncated"
+    scores: list[float]  # episodes that ended in the rollout
+    rejected: bool = False
+
+
 class Policy(Protocol):
     """Chooses actions for a batch of pysc2 observations (runs on env hosts)."""
+
+    obs_spec: dict[str, tuple]  # pysc2's observation spec it was built for, saved with it
+
+    def head_weights(self) -> list[bool]:
+        """Which of the weights are the small output heads, sent with every update."""
 
     def act(self, observations: Any, rng: np.random.Generator) -> tuple[dict, dict, list]:
         """(head indices, {"value", "log_prob"}, one pysc2 FunctionCall per env)."""

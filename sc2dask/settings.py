@@ -25,9 +25,9 @@ import numbers
 import os
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import dask.config
 import yaml
@@ -118,8 +118,24 @@ def parse_conv_kernels(kernels: tuple[int, ...]) -> tuple[int, ...]:
     return kernels
 
 
-def _section(name: str):
-    """Make a frozen dataclass of settings section ``name``: each ``field: type = Rule(...)``
+def rule(help: str, **limits: Any) -> Any:
+    """``Rule(help, **limits)``, typed ``Any``: in a section's class body it stands in for
+    the field's default, which ``_section`` reads from ``sc2dask.yaml``."""
+    return Rule(help, **limits)
+
+
+class _Section:
+    """A settings section; ``_section`` sets its name (its key under ``sc2dask:``)."""
+
+    section: ClassVar[str]
+
+
+_S = typing.TypeVar("_S", bound=_Section)
+
+
+@typing.dataclass_transform(frozen_default=True)
+def _section(name: str) -> Callable[[type[_S]], type[_S]]:
+    """Make a frozen dataclass of settings section ``name``: each ``field: type = rule(...)``
     gets its default from ``sc2dask.yaml`` and keeps its rule in the field's metadata."""
     def decorate(cls):
         yaml_section = DEFAULTS["sc2dask"][name]
@@ -137,111 +153,111 @@ def _section(name: str):
     return decorate
 
 
-RUNNING_GAMES = Rule("games already running to play on (HOST:PORT each, e.g. `StarCraft II "
+RUNNING_GAMES = rule("games already running to play on (HOST:PORT each, e.g. `StarCraft II "
                      "-listen HOST -port PORT` or `sc2dask emulator serve`), one env each, on "
                      "the workers nearest them; empty: every env launches its own game",
                      parse=parse_endpoints, metavar="HOST:PORT,...")
 
 
 @_section("train")
-class TrainSettings:
+class TrainSettings(_Section):
     """How a training run uses the cluster."""
 
-    map: str = Rule("the mini-game to train on")
-    envs: int | None = Rule("environments in all; leave unset for all SC2 capacity", minimum=1)
-    envs_max: int | None = Rule("elastic: grow to this many envs as workers with SC2 "
+    map: str = rule("the mini-game to train on")
+    envs: int | None = rule("environments in all; leave unset for all SC2 capacity", minimum=1)
+    envs_max: int | None = rule("elastic: grow to this many envs as workers with SC2 "
                                 "capacity join, and carry on without the hosts of workers "
                                 "that leave for good; unset: a fixed number of envs",
                                 minimum=1)
-    max_steps: int = Rule("agent steps to train for, summed over all envs", minimum=1)
-    mode: Mode = Rule("central: the client computes gradients; sync: hosts do, averaged "
+    max_steps: int = rule("agent steps to train for, summed over all envs", minimum=1)
+    mode: Mode = rule("central: the client computes gradients; sync: hosts do, averaged "
                       "per update; async: hosts do, applied as they arrive")
-    rollout_steps: int = Rule("steps each env plays per rollout", minimum=1)
-    step_mul: int = Rule("game loops per agent step", minimum=1)
-    env_groups: int = Rule("a host's envs split into this many groups that take turns: one "
+    rollout_steps: int = rule("steps each env plays per rollout", minimum=1)
+    step_mul: int = rule("game loops per agent step", minimum=1)
+    env_groups: int = rule("a host's envs split into this many groups that take turns: one "
                            "group's forward pass while the others' games step (2: double "
                            "buffering)", minimum=1)
-    overlap: bool = Rule("central: a host plays its next rollout while the client learns "
+    overlap: bool = rule("central: a host plays its next rollout while the client learns "
                          "from its last (on weights one update older)")
-    sync_gradients: int | None = Rule("sync: gradients averaged per update (at most the "
+    sync_gradients: int | None = rule("sync: gradients averaged per update (at most the "
                                       "number of env hosts); unset: one per host", minimum=1)
-    compression: Compression = Rule("how weights travel to hosts (as deltas from what a "
+    compression: Compression = rule("how weights travel to hosts (as deltas from what a "
                                     "host holds) and, in sync and async, gradients back "
                                     "(fp16, int8: 2x, 4x fewer bytes; topk: the "
                                     "topk-fraction largest, with error feedback)")
-    topk_fraction: float = Rule("topk: the fraction of gradient (and weight delta) entries "
+    topk_fraction: float = rule("topk: the fraction of gradient (and weight delta) entries "
                                 "sent", above=0, maximum=1)
-    layered_sync: int = Rule("send hosts the policy and value heads with every update and "
+    layered_sync: int = rule("send hosts the policy and value heads with every update and "
                              "the other layers every k updates (1: everything, every update)",
                              minimum=1)
-    sync_lr_scaling: LrScaling = Rule("sync: scale each update's learning rate with the "
+    sync_lr_scaling: LrScaling = rule("sync: scale each update's learning rate with the "
                                       "number K of gradients it averages (a K times larger "
                                       "batch): none, sqrt (by sqrt(K)) or linear (by K)")
-    async_lr_damping: AsyncDamping = Rule(
+    async_lr_damping: AsyncDamping = rule(
         "async: divide a gradient's learning rate by 1 + the staleness beyond the H - 1 "
         "versions that H hosts make anyway (excess), or by 1 + its staleness (staleness)")
-    max_staleness: int = Rule("async, and sync stragglers: drop gradients more than this "
+    max_staleness: int = rule("async, and sync stragglers: drop gradients more than this "
                               "many versions old (async with excess damping: beyond the "
                               "H - 1 that H hosts make)",
                               minimum=0)
-    checkpoint_dir: str | None = Rule("folder for checkpoints and TensorBoard files")
-    checkpoint_every: int = Rule("updates between checkpoints (0: only at the end)", minimum=0)
-    seed: int = Rule("seed of the weights, the games and the action sampling", minimum=0)
-    call_timeout: float = Rule("seconds before an env host counts as lost", above=0)
+    checkpoint_dir: str | None = rule("folder for checkpoints and TensorBoard files")
+    checkpoint_every: int = rule("updates between checkpoints (0: only at the end)", minimum=0)
+    seed: int = rule("seed of the weights, the games and the action sampling", minimum=0)
+    call_timeout: float = rule("seconds before an env host counts as lost", above=0)
     sc2: tuple[str, ...] = RUNNING_GAMES
 
 
 @_section("agent")
-class AgentSettings:
+class AgentSettings(_Section):
     """What the agent sees and does, and how it learns (the A2C hyperparameters)."""
 
-    action_set: str = Rule("the functions the agent may call (sc2dask/agents/spaces.py)")
-    screen_layers: tuple[str, ...] = Rule("pysc2 feature screen layers the network reads")
-    minimap_layers: tuple[str, ...] = Rule("pysc2 feature minimap layers the network reads "
+    action_set: str = rule("the functions the agent may call (sc2dask/agents/spaces.py)")
+    screen_layers: tuple[str, ...] = rule("pysc2 feature screen layers the network reads")
+    minimap_layers: tuple[str, ...] = rule("pysc2 feature minimap layers the network reads "
                                            "(none: no minimap tower)")
-    screen: int = Rule("feature screen size, pixels a side", minimum=1, maximum=1024)
-    minimap: int = Rule("feature minimap size, pixels a side", minimum=1, maximum=1024)
-    learning_rate: float = Rule("Adam's step size", above=0)
-    entropy_coef: float = Rule("weight of the entropy bonus", minimum=0)
-    value_coef: float = Rule("weight of the value loss", minimum=0)
-    gamma: float = Rule("discount per agent step", above=0, maximum=1)
-    gae_lambda: float = Rule("GAE's lambda (1: plain n-step returns)", minimum=0, maximum=1)
-    normalize_advantages: bool = Rule("scale each batch's advantages to mean 0, std 1")
-    clip_ratio: float = Rule("PPO's clip on pi/pi_behaviour", above=0)
-    epochs: int = Rule("passes over each batch; > 1 is PPO-style reuse (central mode only)",
+    screen: int = rule("feature screen size, pixels a side", minimum=1, maximum=1024)
+    minimap: int = rule("feature minimap size, pixels a side", minimum=1, maximum=1024)
+    learning_rate: float = rule("Adam's step size", above=0)
+    entropy_coef: float = rule("weight of the entropy bonus", minimum=0)
+    value_coef: float = rule("weight of the value loss", minimum=0)
+    gamma: float = rule("discount per agent step", above=0, maximum=1)
+    gae_lambda: float = rule("GAE's lambda (1: plain n-step returns)", minimum=0, maximum=1)
+    normalize_advantages: bool = rule("scale each batch's advantages to mean 0, std 1")
+    clip_ratio: float = rule("PPO's clip on pi/pi_behaviour", above=0)
+    epochs: int = rule("passes over each batch; > 1 is PPO-style reuse (central mode only)",
                        minimum=1)
-    minibatches: int = Rule("minibatches per epoch, split by trajectory", minimum=1)
-    precision: Precision = Rule("Keras dtype policy of the network's body (heads and "
+    minibatches: int = rule("minibatches per epoch, split by trajectory", minimum=1)
+    precision: Precision = rule("Keras dtype policy of the network's body (heads and "
                                 "value stay float32; mixed_float16 scales the loss)")
-    conv_filters: tuple[int, ...] = Rule("filters of FullyConv's two convs at full "
+    conv_filters: tuple[int, ...] = rule("filters of FullyConv's two convs at full "
                                          "resolution", parse=parse_conv_filters,
                                          metavar="N,N")
-    conv_kernels: tuple[int, ...] = Rule("kernel sizes of those two convs (odd)",
+    conv_kernels: tuple[int, ...] = rule("kernel sizes of those two convs (odd)",
                                          parse=parse_conv_kernels, metavar="N,N")
-    dense_grid: int = Rule("strided convs shrink the state to at most this many cells a "
+    dense_grid: int = rule("strided convs shrink the state to at most this many cells a "
                            "side before the dense layer (fewer: fewer weights to send)",
                            minimum=1)
 
 
 @_section("evaluate")
-class EvaluateSettings:
+class EvaluateSettings(_Section):
     """How ``evaluate`` plays an agent (a checkpoint brings its own map and sizes)."""
 
-    map: str = Rule("the mini-game to play")
-    episodes: int = Rule("episodes to play in all", minimum=1)
-    envs: int | None = Rule("environments in all; leave unset for all SC2 capacity", minimum=1)
-    screen: int = Rule("feature screen size, pixels a side", minimum=1, maximum=1024)
-    minimap: int = Rule("feature minimap size, pixels a side", minimum=1, maximum=1024)
-    step_mul: int = Rule("game loops per agent step", minimum=1)
+    map: str = rule("the mini-game to play")
+    episodes: int = rule("episodes to play in all", minimum=1)
+    envs: int | None = rule("environments in all; leave unset for all SC2 capacity", minimum=1)
+    screen: int = rule("feature screen size, pixels a side", minimum=1, maximum=1024)
+    minimap: int = rule("feature minimap size, pixels a side", minimum=1, maximum=1024)
+    step_mul: int = rule("game loops per agent step", minimum=1)
     sc2: tuple[str, ...] = RUNNING_GAMES
 
 
 @_section("worker")
-class WorkerSettings:
+class WorkerSettings(_Section):
     """What one worker offers; read where the worker runs (``sc2dask.worker`` preload), so
     each node can set its own, e.g. ``DASK_SC2DASK__WORKER__SC2=127.0.0.1:5000,...``."""
 
-    sc2: tuple[str, ...] = Rule("games already running for this worker's envs (HOST:PORT "
+    sc2: tuple[str, ...] = rule("games already running for this worker's envs (HOST:PORT "
                                 "each, usually its own node's); they are used instead of "
                                 "launching games", parse=parse_endpoints,
                                 metavar="HOST:PORT,...")

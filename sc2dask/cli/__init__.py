@@ -30,24 +30,15 @@ from .flags import add_setting_flags, given
 
 def train_agent(args: argparse.Namespace) -> int:
     """Train on a Dask cluster with a progress bar; Ctrl-C stops after a checkpoint."""
-    from ..game import check_map
     from ..monitoring.telemetry import training_page_link
     from ..training.cluster import cluster_client
-    from ..training.loop import check_resumable, check_settings, train
+    from ..training.loop import train
+    from ..training.run_settings import resolve_run
     use_config_file(args)
-    loaded = settings.load(settings.TrainSettings, given(args, args.train_fields),
-                           origin="command line")
-    run_opts = loaded.values
     agent_opts = given(args, args.agent_fields)
-    agent = settings.load(settings.AgentSettings, agent_opts, origin="command line",
-                          map_name=run_opts.map).values
-    check_settings(run_opts, agent, loaded.origins)
-    if args.resume and not run_opts.checkpoint_dir:
-        raise ConfigError("--resume continues a run from its --checkpoint-dir; give the folder "
-                          "the run wrote (or set sc2dask.train.checkpoint-dir).")
-    if args.resume:  # a missing or corrupt checkpoint, or one of another network
-        check_resumable(run_opts.checkpoint_dir, agent)
-    check_map(run_opts.map, attached=bool(run_opts.sc2))  # all of this before a cluster starts
+    # Every check before a cluster starts; train() makes the same ones.
+    run_opts = resolve_run(given(args, args.train_fields), agent_opts, args.resume,
+                           origin="command line").train
     with Console("train", args.verbose, quiet=args.json) as console, \
             contextlib.ExitStack() as stack:
         with _children_ignore_sigint():

@@ -18,7 +18,7 @@ import threading
 import numpy as np
 
 from ..compression import Compressor, WeightDelta, apply_delta
-from ..core import NonFiniteGradients
+from ..core import GradientResult, NonFiniteGradients, RolloutResult, Work, WorkOrder
 from ..errors import ConfigError, SC2DaskError
 from ..game import GAME_FAILURES, EnvConfig, game_seed, load_agent_class
 from ..monitoring.telemetry import HostReporter
@@ -100,37 +100,33 @@ class EnvHost:
 
     # --- rollouts with the learner's policy ----------------------------------------------
 
-    async def rollout(self, version: int, weights, n_steps: int, agent_config,
-                      env_groups: int = 1) -> list:
-        """n steps of every env with the policy at ``version`` -> Trajectories (None: lost).
+    async def work(self, order: WorkOrder, version: int, weights) -> RolloutResult | GradientResult:
+        """n steps of every env with the policy at ``version``, then ``order.work``: the
+        trajectories themselves, or the gradients of them computed here.
 
         ``weights`` may be None when this host already holds ``version``: weights
         travel only when they changed, whole or as a ``WeightDelta`` from the version
-        this host holds (StaleWeights if it holds another). ``env_groups``: see
-        ``play_batch``.
+        this host holds (StaleWeights if it holds another).
         """
         # Building the learner starts a game and imports TensorFlow: never on the event loop.
-        learner = await asyncio.to_thread(self._ensure_learner, version, weights, agent_config)
+        learner = await asyncio.to_thread(self._ensure_learner, version, weights,
+                                          order.agent_config)
         trajectories = await asyncio.to_thread(play_batch, self._slots, learner.policy, version,
-                                               n_steps, self._rng, self._env_threads,
-                                               env_groups)
+                                               order.n_steps, self._rng, self._env_threads,
+                                               order.env_groups)
         self._reporter.after_rollout(self, trajectories)
-        return trajectories
+        if order.work is Work.ROLLOUT:
+            return RolloutResult(trajectories)
+        return await self._gradients(order, [t for t in trajectories if t is not None])
 
-    async def gradients(self, version: int, weights, n_steps: int, agent_config,
-                        env_groups: int = 1, compression: str = "none",
-                        fraction: float = 0.01):
-        """A rollout, then the A2C gradients of it computed here: (grads, metrics, scores).
-
-        The gradients travel packed by ``compression`` (``sc2dask/compression.py``); topk's
-        residual stays here for this host's next gradient.
-        """
-        if (self._compressor.method, self._compressor.fraction) != (compression, fraction):
-            self._compressor = Compressor(compression, fraction)
-        trajectories = [t for t in await self.rollout(version, weights, n_steps, agent_config,
-                                                      env_groups) if t is not None]
+    async def _gradients(self, order: WorkOrder, trajectories: list) -> GradientResult:
+        """The gradients of ``trajectories``, packed by the order's compression; topk's
+        residual stays here for this host's next gradient."""
         if not trajectories:
-            return None, {}, []
+            return GradientResult(None, {}, [])
+        if (self._compressor.method, self._compressor.fraction) != (order.compression,
+                                                                    order.fraction):
+            self._compressor = Compressor(order.compression, order.fraction)
         scores = [s for t in trajectories for s in t.episode_scores]
         truncated = sum(t.truncated for t in trajectories)
         try:
@@ -138,10 +134,10 @@ class EnvHost:
                                                      trajectories)
         except NonFiniteGradients as exc:  # the client counts it; the steps still count
             log.warning("gradient rejected: %s", exc)
-            return None, {"steps": float(sum(len(t) for t in trajectories)),
-                          "truncated": truncated, "rejected": 1}, scores
+            return GradientResult(None, {"steps": float(sum(len(t) for t in trajectories)),
+                                         "truncated": truncated}, scores, rejected=True)
         metrics["truncated"] = truncated
-        return self._compressor.pack(grads), metrics, scores
+        return GradientResult(self._compressor.pack(grads), metrics, scores)
 
     async def prepare(self, agent_config, gradients: bool = False) -> dict:
         """Start every game, then build the policy in the background; returns
@@ -150,8 +146,8 @@ class EnvHost:
         The client calls it on every host as a run starts and builds its own learner from
         the spec while the hosts build theirs. Otherwise each process waits for the one
         before it (the client's TensorFlow import, a game for the spec, the client's
-        graphs, then the hosts' imports on their first rollout) and a 2-core machine sits
-        half idle through a run's first 10 s. A rollout waits for the policy being built;
+        graphs, then the hosts' imports on their first rollout) and the machine sits half
+        idle through start-up. A rollout waits for the policy being built;
         ``gradients``: this host will compute them (sync and async modes).
         """
         await asyncio.gather(*(asyncio.to_thread(self._start_game, slot)

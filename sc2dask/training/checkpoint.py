@@ -20,6 +20,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -181,8 +182,9 @@ def agent_config(state: dict):
         if old in saved:
             saved[new] = saved.pop(old)
     known = {f.name for f in dataclasses.fields(A2CConfig)}
-    return A2CConfig(**{k: tuple(v) if isinstance(v, list) else v
-                        for k, v in saved.items() if k in known})
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v
+                              for k, v in saved.items() if k in known}
+    return A2CConfig(**values)
 
 
 # The agent settings that shape the network: a checkpoint's weights fit only a run that

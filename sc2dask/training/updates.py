@@ -25,13 +25,14 @@ back it hands it to the rule, and gives new work to the hosts the rule returns.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import typing
 
 import numpy as np
 
 from .. import compression
-from ..core import NonFiniteGradients
+from ..core import GradientResult, Metrics, NonFiniteGradients, RolloutResult, Work, WorkOrder
 from ..errors import ConfigError
 from ..settings import AsyncDamping, TrainSettings
 from .recorder import Recorder
@@ -41,12 +42,18 @@ from .store import ParameterStore
 class UpdateRule:
     """Turns finished work into updates; ``on_result`` says which hosts get work next."""
 
-    work = "gradients"  # the EnvHost method whose results this rule takes
-    work_options: dict = {}  # keyword arguments of that method (besides env_groups)
+    work = Work.GRADIENTS  # what this rule asks of the hosts
     plays_ahead = False  # True: a host gets new work before its result is learned from
 
-    def __init__(self, store: ParameterStore, recorder: Recorder):
+    def __init__(self, store: ParameterStore, recorder: Recorder, compression: str = "none",
+                 fraction: float = 0.01):
         self.store, self.recorder = store, recorder
+        self.compression, self.fraction = compression, fraction  # how gradients travel
+
+    def order(self, n_steps: int, agent_config, env_groups: int = 1) -> WorkOrder:
+        """The work this rule asks of every host, for rollouts of ``n_steps``."""
+        return WorkOrder(self.work, n_steps, agent_config, env_groups, self.compression,
+                         self.fraction)
 
     def on_result(self, placement, result, version: int) -> list:
         """Take ``result`` of ``placement``'s work at ``version``; return the placements
@@ -60,7 +67,7 @@ class UpdateRule:
 
 
 class CentralUpdates(UpdateRule):
-    work = "rollout"
+    work = Work.ROLLOUT
 
     def __init__(self, store, recorder, epochs: int, minibatches: int,
                  rng: np.random.Generator, overlap: bool = False):
@@ -68,14 +75,14 @@ class CentralUpdates(UpdateRule):
         self.epochs, self.minibatches, self.rng = epochs, minibatches, rng
         self.plays_ahead = overlap
 
-    def on_result(self, placement, trajectories, version):
-        trajectories = [t for t in trajectories if t is not None]
+    def on_result(self, placement, result: RolloutResult, version):
+        trajectories = [t for t in result.trajectories if t is not None]
         if not trajectories:
             return [placement]
         self.recorder.received(sum(t.nbytes for t in trajectories))
         staleness = self.store.version - min(t.version for t in trajectories)
         applied, started = 0, time.perf_counter()
-        metrics = {}
+        metrics: Metrics = {}
         for _ in range(self.epochs):  # > 1: PPO-style reuse of the batch
             for batch in minibatches(trajectories, self.minibatches, self.rng):
                 try:
@@ -95,8 +102,8 @@ class CentralUpdates(UpdateRule):
 
 class AsyncUpdates(UpdateRule):
     def __init__(self, store, recorder, max_staleness: int, n_hosts: int = 1,
-                 damping: str = "excess"):
-        super().__init__(store, recorder)
+                 damping: str = "excess", compression: str = "none", fraction: float = 0.01):
+        super().__init__(store, recorder, compression, fraction)
         if damping not in ASYNC_DAMPINGS:
             raise ConfigError(f"Unknown async-lr-damping {damping!r}; choose one of "
                               f"{', '.join(ASYNC_DAMPINGS)}.")
@@ -118,51 +125,49 @@ class AsyncUpdates(UpdateRule):
         self.n_hosts = n_hosts
         return []
 
-    def on_result(self, placement, result, version):
-        grads, metrics, scores = result
-        if grads is None:
-            _count_rejected(self, metrics, scores, version)
+    def on_result(self, placement, result: GradientResult, version):
+        if result.grads is None:
+            _count_rejected(self, result, version)
             return [placement]
         staleness = self.store.version - version
-        self.recorder.received(compression.nbytes(grads))
+        self.recorder.received(compression.nbytes(result.grads))
         if self.counted(staleness) > self.max_staleness:
             self.recorder.progress.dropped_stale += 1
-            self.recorder.record(False, metrics, scores, staleness)
+            self.recorder.record(False, result.metrics, result.scores, staleness)
         else:
-            applied = self.store.apply(compression.unpack(grads),
+            applied = self.store.apply(compression.unpack(result.grads),
                                        lr_scale=self.lr_scale(staleness))
-            self.recorder.record(applied, metrics, scores, staleness)
+            self.recorder.record(applied, result.metrics, result.scores, staleness)
         return [placement]
 
 
 class SyncUpdates(UpdateRule):
     def __init__(self, store, recorder, gradients_per_update: int, max_staleness: int,
                  follow_hosts: bool = False,  # k is the number of hosts, as it changes
-                 lr_scaling: str = "none"):
-        super().__init__(store, recorder)
+                 lr_scaling: str = "none", compression: str = "none", fraction: float = 0.01):
+        super().__init__(store, recorder, compression, fraction)
         self.k, self.max_staleness = gradients_per_update, max_staleness
         self.lr_scaling = LR_SCALINGS[lr_scaling]
         self._given_k = None if follow_hosts else gradients_per_update  # sync-gradients
-        self._batch: list[tuple] = []  # (result, version)
+        self._batch: list[tuple[GradientResult, int]] = []  # (unpacked result, its version)
         self._waiting: list = []  # placements whose result is in the batch
 
-    def on_result(self, placement, result, version):
-        grads, metrics, scores = result
+    def on_result(self, placement, result: GradientResult, version):
         staleness = self.store.version - version
-        _count_rejected(self, metrics, scores, version)
-        if grads is not None and staleness > self.max_staleness:  # a straggler, too late
-            self.recorder.received(compression.nbytes(grads))
+        _count_rejected(self, result, version)
+        if result.grads is not None and staleness > self.max_staleness:  # too late
+            self.recorder.received(compression.nbytes(result.grads))
             self.recorder.progress.dropped_stale += 1
-            self.recorder.record(False, metrics, scores, staleness)
+            self.recorder.record(False, result.metrics, result.scores, staleness)
             return [placement]  # fresh weights, fresh work
-        if grads is not None:
-            self.recorder.received(compression.nbytes(grads))
-            result = (compression.unpack(grads), metrics, scores)
+        if result.grads is not None:
+            self.recorder.received(compression.nbytes(result.grads))
+            result = dataclasses.replace(result, grads=compression.unpack(result.grads))
         self._batch.append((result, version))
         if staleness > 0:
             # A straggler: the update it was meant for is made. Its gradient waits for the
             # next one, but its host need not: it plays on with the weights there are now,
-            # instead of sitting out a whole round (benchmarks/results/scaling_sync_n4_k3*).
+            # instead of sitting out a whole round (docs/results/scaling.md).
             return [placement, *self._update_when_full()]
         self._waiting.append(placement)
         return self._update_when_full()
@@ -179,33 +184,34 @@ class SyncUpdates(UpdateRule):
             return []  # the hosts in it wait for the broadcast
         batch, self._batch = self._batch, []
         waiting, self._waiting = self._waiting, []
-        results = [r for r, _ in batch if r[0] is not None]
-        if results:
+        usable = [(r, v) for r, v in batch if r.grads is not None]
+        if usable:
+            results = [r for r, _ in usable]
             grads, metrics = average_gradients(
-                results, [1.0 / (1 + self.store.version - v) for r, v in batch
-                          if r[0] is not None])
-            staleness = max(self.store.version - v for r, v in batch if r[0] is not None)
+                results, [1.0 / (1 + self.store.version - v) for _, v in usable])
+            staleness = max(self.store.version - v for _, v in usable)
             applied = self.store.apply(grads, lr_scale=self.lr_scaling(len(results)))
             self.recorder.record(applied, metrics,
-                                 [s for r in results for s in r[2]], staleness)
+                                 [s for r in results for s in r.scores], staleness)
         return waiting
 
 
 # sync-lr-scaling: the learning-rate factor of an update that averages k gradients. The
 # mean of k gradients has k times less variance, so it can take a larger step: linear keeps
 # the step per sample of one host's updates, sqrt keeps the step's noise (the sources and
-# the measurement are in README.md, "How it scales").
+# the measurement are in docs/results/scaling.md).
 LR_SCALINGS = {"none": lambda k: 1.0, "sqrt": lambda k: float(np.sqrt(k)),
                "linear": lambda k: float(k)}
 ASYNC_DAMPINGS = typing.get_args(AsyncDamping)  # async-lr-damping: AsyncUpdates.counted
 
 
-def _count_rejected(rule: UpdateRule, metrics: dict, scores: list, version: int) -> None:
-    """A host's gradients that it found non-finite (``EnvHost.gradients``): the store
+def _count_rejected(rule: UpdateRule, result: GradientResult, version: int) -> None:
+    """A host's gradients that it found non-finite (``EnvHost.work``): the store
     counts them as rejected, and the steps and scores played still count."""
-    if metrics.get("rejected"):
+    if result.rejected:
         rule.store.reject("non-finite on the host")
-        rule.recorder.record(False, metrics, scores, rule.store.version - version)
+        rule.recorder.record(False, result.metrics, result.scores,
+                             rule.store.version - version)
 
 
 def make_update_rule(settings: TrainSettings, agent, store: ParameterStore, recorder: Recorder,
@@ -215,42 +221,40 @@ def make_update_rule(settings: TrainSettings, agent, store: ParameterStore, reco
         return CentralUpdates(store, recorder, agent.epochs, agent.minibatches, rng,
                               settings.overlap)
     if settings.mode == "async":
-        rule = AsyncUpdates(store, recorder, settings.max_staleness, n_hosts,
-                            settings.async_lr_damping)
-        rule.work_options = {"compression": settings.compression,
-                             "fraction": settings.topk_fraction}
-        return rule
+        return AsyncUpdates(store, recorder, settings.max_staleness, n_hosts,
+                            settings.async_lr_damping, settings.compression,
+                            settings.topk_fraction)
     k = settings.sync_gradients or n_hosts
     if k > n_hosts:
         raise ConfigError(f"sc2dask.train.sync-gradients is {k} but the run has {n_hosts} env "
                           f"hosts (one per worker); set it to at most {n_hosts}, or leave it "
                           f"unset for one gradient per host.")
-    rule = SyncUpdates(store, recorder, k, settings.max_staleness,
+    return SyncUpdates(store, recorder, k, settings.max_staleness,
                        follow_hosts=settings.sync_gradients is None,
-                       lr_scaling=settings.sync_lr_scaling)
-    rule.work_options = {"compression": settings.compression, "fraction": settings.topk_fraction}
-    return rule
+                       lr_scaling=settings.sync_lr_scaling, compression=settings.compression,
+                       fraction=settings.topk_fraction)
 
 
-def average_gradients(results: list[tuple], discounts: list[float] | None = None
+def average_gradients(results: list[GradientResult], discounts: list[float] | None = None
                       ) -> tuple[list[np.ndarray], dict[str, float]]:
-    """The per-step average of hosts' (grads, metrics, scores): a host that played more
-    steps counts more, as if one learner had seen every step. ``discounts`` (one per
-    result, default 1) scale a result's weight before normalising: stale ones count less."""
-    weights = np.array([r[1]["steps"] for r in results], dtype=np.float64)
+    """The per-step average of hosts' unpacked gradients: a host that played more steps
+    counts more, as if one learner had seen every step. ``discounts`` (one per result,
+    default 1) scale a result's weight before normalising: stale ones count less."""
+    weights = np.array([r.metrics["steps"] for r in results], dtype=np.float64)
     if discounts is not None:
         weights *= np.asarray(discounts, dtype=np.float64)
     weights /= weights.sum()
-    grads = [sum(w * r[0][i] for w, r in zip(weights, results))
-             for i in range(len(results[0][0]))]
+    unpacked = [r.grads for r in results if r.grads is not None]
+    assert len(unpacked) == len(results), "average only results that carry gradients"
+    grads = [sum(w * g[i] for w, g in zip(weights, unpacked)) for i in range(len(unpacked[0]))]
     # A metric is the mean over the results that have it: a rollout in which no episode
     # ended has no mean_episode_score (sc2dask/agents/a2c.py), and with K of N gradients
     # per update the hosts' episodes no longer end in the same rollout.
-    keys = dict.fromkeys(key for r in results for key in r[1])
-    metrics = {key: float(np.mean([r[1][key] for r in results if key in r[1]]))
+    keys = dict.fromkeys(key for r in results for key in r.metrics)
+    metrics = {key: float(np.mean([r.metrics[key] for r in results if key in r.metrics]))
                for key in keys}
-    metrics["steps"] = float(sum(r[1]["steps"] for r in results))
-    metrics["truncated"] = sum(r[1].get("truncated", 0) for r in results)
+    metrics["steps"] = float(sum(r.metrics["steps"] for r in results))
+    metrics["truncated"] = sum(r.metrics.get("truncated", 0) for r in results)
     return grads, metrics
 
 

@@ -18,7 +18,7 @@ from tests.waiting import wait_until
 from sc2dask.errors import ConfigError, EndpointUnreachableError, NoCapacityError
 from sc2dask.settings import TrainSettings, load
 from sc2dask import evaluate, train
-from sc2dask.training.pool import plan_attached
+from sc2dask.training.placement import plan_attached
 
 BIN = Path(sys.executable).parent
 SCRIPTED = "pysc2_evolved.agents.scripted_agent.MoveToBeacon"

@@ -9,6 +9,7 @@ from distributed import Client
 from tests.waiting import wait_until
 
 from sc2dask import SC2Adaptive, train
+from sc2dask.core import GradientResult
 from sc2dask.errors import ConfigError
 from sc2dask.training.cluster import local_cluster, sc2_capacity
 from sc2dask.training.recorder import Progress, Recorder
@@ -34,7 +35,7 @@ class _Store:
 
 
 def _result(value):
-    return [np.full(3, value, np.float32)], {"steps": 8.0, "loss": 0.0}, []
+    return GradientResult([np.full(3, value, np.float32)], {"steps": 8.0, "loss": 0.0}, [])
 
 
 @pytest.mark.unit

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from sc2dask.agents.a2c import Learner
+from sc2dask.core import GradientResult
 from tests.agents.a2c_helpers import MOVE_16, _obs_spec
 
 pytestmark = pytest.mark.usefixtures("sc2path")
@@ -28,7 +29,7 @@ def _one_sync_update(scaling: str, n_hosts: int) -> np.ndarray:
     grads = [rng.choice([-1e-2, 1e-2], size=w.shape).astype(np.float32) for w in before]
     for host in range(n_hosts):
         assert store.version == 0  # the update waits for every host
-        rule.on_result(host, (grads, {"steps": 16.0}, []), version=0)
+        rule.on_result(host, GradientResult(grads, {"steps": 16.0}, []), version=0)
     assert store.version == 1
     return np.concatenate([np.abs(a - b).ravel() for a, b in zip(learner.get_weights(), before)])
 

@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from sc2dask.core import Trajectory
+from sc2dask.core import GradientResult, Trajectory, Work
 from sc2dask.errors import ConfigError
 from sc2dask.game import game_seed
 from sc2dask.settings import AgentSettings, TrainSettings, load
-from sc2dask.training.loop import check_settings
-from sc2dask.training.pool import Placement, plan_placements, share_episodes
+from sc2dask.training.run_settings import check_settings
+from sc2dask.training.placement import Placement, plan_placements, share_episodes
 from sc2dask.training.recorder import Progress, Recorder
 from sc2dask.training.updates import average_gradients, make_update_rule, minibatches
 
@@ -81,8 +81,9 @@ def test_minibatches_split_every_trajectory_into_at_most_n_groups(count, n, seed
 
 
 def test_sync_gradients_are_averaged_per_step():
-    results = [([np.array([1.0, 1.0])], {"steps": 30.0, "loss": 1.0}, [5.0]),
-               ([np.array([4.0, 0.0])], {"steps": 10.0, "loss": 3.0, "truncated": 1}, [])]
+    results = [GradientResult([np.array([1.0, 1.0])], {"steps": 30.0, "loss": 1.0}, [5.0]),
+               GradientResult([np.array([4.0, 0.0])],
+                              {"steps": 10.0, "loss": 3.0, "truncated": 1}, [])]
     grads, metrics = average_gradients(results)
     np.testing.assert_allclose(grads[0], [(30 * 1 + 10 * 4) / 40, 30 / 40])
     assert metrics["steps"] == 40 and metrics["loss"] == 2.0 and metrics["truncated"] == 1
@@ -91,8 +92,9 @@ def test_sync_gradients_are_averaged_per_step():
 def test_a_metric_only_some_gradients_have_is_averaged_over_those():
     """With K of N gradients per update the hosts drift apart, so an update can mix a
     rollout in which an episode ended (it has ``mean_episode_score``) with one without."""
-    ended = ([np.zeros(1)], {"steps": 32.0, "loss": 1.0, "mean_episode_score": 24.0}, [24.0])
-    playing = ([np.zeros(1)], {"steps": 32.0, "loss": 3.0}, [])
+    ended = GradientResult([np.zeros(1)],
+                           {"steps": 32.0, "loss": 1.0, "mean_episode_score": 24.0}, [24.0])
+    playing = GradientResult([np.zeros(1)], {"steps": 32.0, "loss": 3.0}, [])
     for results in ([ended, playing], [playing, ended]):
         _, metrics = average_gradients(results)
         assert metrics["mean_episode_score"] == 24.0 and metrics["loss"] == 2.0
@@ -108,7 +110,7 @@ def test_sync_gradients_above_the_number_of_hosts_is_refused():
                          rng=np.random.default_rng())
     rule = make_update_rule(_train(mode="sync", sync_gradients=2), None, None, None, n_hosts=2,
                             rng=np.random.default_rng())
-    assert rule.k == 2 and rule.work == "gradients"
+    assert rule.k == 2 and rule.work is Work.GRADIENTS
 
 
 def test_settings_that_must_agree():

@@ -18,6 +18,10 @@ from sc2dask.errors import CheckpointError, ConfigError, NoCapacityError, Unknow
 from sc2dask import evaluate
 from sc2dask.training.pool import EnvPool
 
+def STATS(host):
+    """The request the tests make most: a host's counters."""
+    return host.stats()
+
 pytestmark = pytest.mark.usefixtures("sc2path")
 
 SCRIPTED = "pysc2_evolved.agents.scripted_agent.MoveToBeacon"
@@ -51,7 +55,7 @@ def test_envs_on_one_worker_run_their_games_at_the_same_time(client):
 
         def watch():
             while not running.is_set():
-                pids = [env["sc2_pid"] for env in pool.call(placement, "stats")["envs"]]
+                pids = [env["sc2_pid"] for env in pool.call(placement, STATS)["envs"]]
                 seen.append(sum(p is not None and psutil.pid_exists(p) for p in pids))
 
         watcher = threading.Thread(target=watch)
@@ -81,11 +85,11 @@ def test_prepare_leaves_every_game_running_and_returns_the_observation_spec(clie
     """What a run does as it starts (``EnvHost.prepare``), so its first rollout plays at once."""
     with EnvPool(client, SMALL, n_envs=2) as pool:
         (placement,) = pool.placements
-        spec = pool.call(placement, "prepare", A2CConfig(action_set="move", screen=16,
-                                                         minimap=16))
-        pids = [env["sc2_pid"] for env in pool.call(placement, "stats")["envs"]]
+        config = A2CConfig(action_set="move", screen=16, minimap=16)
+        spec = pool.call(placement, lambda host: host.prepare(config))
+        pids = [env["sc2_pid"] for env in pool.call(placement, STATS)["envs"]]
         assert all(pid is not None and psutil.pid_exists(pid) for pid in pids)
-        assert spec == pool.call(placement, "observation_spec")
+        assert spec == pool.call(placement, lambda host: host.observation_spec())
         assert spec["feature_screen"][1:] == (16, 16)
 
 
@@ -94,7 +98,7 @@ def test_a_killed_game_is_restarted_in_place_and_counted(client):
     with EnvPool(client, SMALL, n_envs=1) as pool:
         (placement,) = pool.placements
         pool.evaluate(RANDOM, 1)  # starts the game
-        pid = pool.call(placement, "crash_game", 0)
+        pid = pool.call(placement, lambda host: host.crash_game(0))
         assert pid is not None and _gone(pid)
         scores = pool.evaluate(SCRIPTED, 2)
         stats = pool.stats()
@@ -106,7 +110,7 @@ def test_a_killed_game_is_restarted_in_place_and_counted(client):
 def test_a_killed_worker_loses_its_host_which_is_recreated_and_counted(client):
     with EnvPool(client, SMALL, n_envs=2) as pool:
         (placement,) = pool.placements
-        victim = pool.call(placement, "stats")["pid"]
+        victim = pool.call(placement, STATS)["pid"]
         killer = threading.Timer(1.5, os.kill, (victim, signal.SIGKILL))
         killer.start()  # mid-evaluation: the episodes in flight are lost and replayed
         scores = pool.evaluate(SCRIPTED, 4)
@@ -129,13 +133,14 @@ def test_an_error_of_the_work_is_raised_at_once_not_taken_for_a_lost_host(client
 
 @pytest.mark.cluster
 def test_an_unreachable_worker_is_a_lost_host_while_the_scheduler_still_lists_it(client):
-    """Dask's actor proxy turns a dead worker's refused connection into a plain OSError,
+    """Dask's actor proxy turns a dead worker's refused connection into a bare OSError,
     often before the scheduler drops that worker: the pool must not take it for an
-    error of the work then. Here the worker is alive and listed, as in that moment."""
+    error of the work then. Here the worker is alive and listed, as in that moment. The
+    work's own OS errors are subclasses (FileNotFoundError, ...) or sc2dask's own."""
     with EnvPool(client, SMALL, n_envs=1) as pool:
         placement = pool.placements[0]
         assert pool.lost(placement, OSError("Unable to contact Actor's worker"))
-        assert not pool.lost(placement, OSError("No such file"))  # the work's own error
+        assert not pool.lost(placement, FileNotFoundError("No such file"))  # the work's own
         assert not pool.lost(placement, CheckpointError("No checkpoint in x"))
 
 
@@ -145,11 +150,11 @@ def test_a_host_slower_than_call_timeout_is_closed_before_its_replacement(client
     with EnvPool(client, SMALL, n_envs=2) as pool:
         (placement,) = pool.placements
         pool.evaluate(RANDOM, 2)  # both games started
-        old_host = pool.call(placement, "stats")
+        old_host = pool.call(placement, STATS)
         pool.call_timeout = 3
         old_games = {env["sc2_pid"] for env in old_host["envs"]}
         with pytest.raises(TimeoutError):  # every try times out: the call fails in the end
-            pool.call(placement, "evaluate", SCRIPTED, 400)  # ~100 s of play: past 3 s
+            pool.call(placement, lambda host: host.evaluate(SCRIPTED, 400))  # ~100 s of play: past 3 s
         assert pool.host_restarts >= 1
         assert all(_gone(pid) for pid in old_games)  # closed, not left running
         games = [p for p in psutil.Process(old_host["pid"]).children(recursive=True)

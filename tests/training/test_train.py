@@ -152,7 +152,7 @@ def test_a_killed_game_is_restarted_and_training_goes_on(client):
     handle = train(client=client, envs=2, max_steps=480, agent_overrides=TINY)
     wait_until(lambda: handle.progress.updates >= 3, what="3 updates")
     pool = handle.pool
-    pool.call(pool.placements[0], "crash_game", 0)
+    pool.call(pool.placements[0], lambda host: host.crash_game(0))
     summary = handle.wait(timeout=600)
     assert summary["agent_steps"] >= 480
     assert summary["restarts"] >= 1  # the cut trajectory itself: tests/test_rollout.py
@@ -163,7 +163,7 @@ def test_a_killed_worker_mid_rollout_is_replaced_and_training_goes_on(client):
     handle = train(client=client, envs=2, max_steps=480, agent_overrides=TINY)
     wait_until(lambda: handle.progress.updates >= 3, what="3 updates")
     pool = handle.pool
-    victim = pool.call(pool.placements[0], "stats")["pid"]
+    victim = pool.call(pool.placements[0], lambda host: host.stats())["pid"]
     os.kill(victim, signal.SIGKILL)
     summary = handle.wait(timeout=300)
     assert not handle.running, "training stalled after the worker was killed"

@@ -1,0 +1,116 @@
+"""The dispatch loop: hosts get work, their results go to the update rule, and the hosts the
+rule names get new work at once, so fast hosts do more.
+
+Weights travel only when a host lacks the version it is asked to play with, and then as a
+delta where the host holds a base (``compression.DeltaSender``). An elastic run looks for
+workers that joined every ``GROW_EVERY`` seconds and tells the rule how many hosts it has.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import time
+from collections.abc import Callable
+
+from ..compression import DeltaSender, payload_nbytes
+from ..core import Weights, WorkOrder
+from ..runtime.env_host import StaleWeights
+from .placement import Placement
+from .pool import EnvPool
+from .recorder import Recorder
+from .store import ParameterStore
+from .supervisor import HostDropped
+from .updates import UpdateRule
+
+GROW_EVERY = 5.0  # seconds between an elastic run's looks for workers that joined
+
+
+class Dispatcher:
+    """Runs one training's work until ``done()``: ``give_work``, ``on_result``, ``grow``."""
+
+    def __init__(self, pool: EnvPool, store: ParameterStore, recorder: Recorder,
+                 rule: UpdateRule, order: WorkOrder, sender: DeltaSender,
+                 done: Callable[[], bool], envs_max: int | None = None):
+        self.pool, self.store, self.recorder, self.rule = pool, store, recorder, rule
+        self.order, self.sender, self.done, self.envs_max = order, sender, done, envs_max
+        self._versions_held: dict[int, int] = {}  # id(placement) -> its host's version
+        self._pending: dict[concurrent.futures.Future, Placement] = {}
+        self._threads = concurrent.futures.ThreadPoolExecutor(
+            max(len(pool.placements), envs_max or 0), thread_name_prefix="sc2dask-work")
+        self._hosts = len(pool.placements)
+        self._looked = time.monotonic()  # the last look for workers that joined
+
+    def run(self) -> None:
+        """Give every host work, then pass each result to the rule until the run is done;
+        work in flight then finishes before the hosts close."""
+        try:
+            for placement in self.pool.placements:
+                self.give_work(placement)
+            while self._pending and not self.done():
+                finished, _ = concurrent.futures.wait(
+                    self._pending, timeout=GROW_EVERY if self.envs_max else None,
+                    return_when=concurrent.futures.FIRST_COMPLETED)
+                if self.envs_max and time.monotonic() - self._looked >= GROW_EVERY:
+                    self.grow()
+                for future in finished:
+                    self.on_result(self._pending.pop(future), future)
+                self.resize()
+            for future in self._pending:
+                future.result()
+        finally:  # after an error, work in flight is not waited for: the pool closes it
+            self._threads.shutdown(wait=False, cancel_futures=True)
+
+    def give_work(self, placement: Placement) -> None:
+        """Ask ``placement``'s host for the rule's work on the newest weights."""
+        if placement.released or self.done():  # its worker is retiring, or the run ends
+            return
+        weights: Weights | None  # None: the host holds this version already
+        version, weights = self.store.snapshot()
+        if self._versions_held.get(id(placement)) == version:
+            weights = None  # the host has them: send only the version
+        self._versions_held[id(placement)] = version
+        self._pending[self._threads.submit(self._work, placement, version, weights)] = placement
+
+    def on_result(self, placement: Placement, future: concurrent.futures.Future) -> None:
+        """Hand a host's finished work to the rule, and give work to the hosts it names."""
+        try:
+            result, version = future.result()
+        except HostDropped:  # its worker left or retires: the others carry on
+            return
+        plays_ahead = self.rule.plays_ahead
+        if plays_ahead:
+            self.give_work(placement)  # it plays while the client learns
+        for ready in self.rule.on_result(placement, result, version):
+            if not (plays_ahead and ready is placement):
+                self.give_work(ready)
+
+    def grow(self) -> None:
+        """Start hosts on workers that joined, up to ``envs_max`` envs, and give them work."""
+        self._looked = time.monotonic()
+        assert self.envs_max is not None  # run() grows only an elastic run
+        for placement in self.pool.grow(self.envs_max):
+            self.give_work(placement)
+
+    def resize(self) -> None:
+        """Tell the rule when the run's number of hosts changed (grown, dropped, released)."""
+        if len(self.pool.placements) != self._hosts:
+            self._hosts = len(self.pool.placements)
+            for ready in self.rule.resize(self._hosts):
+                self.give_work(ready)
+
+    def _work(self, placement: Placement, version: int, weights):
+        """(result, version) of the host's work; ``weights`` None: it holds them. A host
+        recreated since holds other weights, or none: it gets the newest whole."""
+        try:
+            payload = (None if weights is None
+                       else self.sender.encode(id(placement), version, weights))
+            return self._call(placement, version, payload)
+        except StaleWeights:
+            version, weights = self.store.snapshot()
+        return self._call(placement, version, self.sender.whole(id(placement), version, weights))
+
+    def _call(self, placement: Placement, version: int, payload):
+        if payload is not None:
+            self.recorder.sent(payload_nbytes(payload))
+        order = self.order
+        return self.pool.call(placement, lambda host: host.work(order, version, payload)), version
