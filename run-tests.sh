@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
-# The whole test suite: set up .venv, check the import contracts (setup.cfg's
-# [importlinter]), then run pytest (extra arguments go to pytest).
+# The whole test suite: set up .venv, then the static checks (import contracts from
+# setup.cfg's [importlinter], ruff's lint and format, mypy on core, settings and
+# training, the docs site in strict mode), then pytest (extra arguments go to pytest).
 #   ./run-tests.sh                 # everything
 #   ./run-tests.sh -m unit         # the fast tier: no cluster, no game, under a minute
+#   ./run-tests.sh -m "not slow"   # all but the longest tests
 source "$(dirname "$0")/tools/venv.sh"
 source "$ROOT/tools/chromium.sh"
 cd "$ROOT"
 lint-imports --no-cache
+ruff check --quiet
+ruff format --check --quiet
+mypy
+SITE="$(mktemp -d)"
+NO_MKDOCS_2_WARNING=1 mkdocs build --strict --quiet --site-dir "$SITE"
+rm -rf "$SITE"
 exec python -m pytest "$@"

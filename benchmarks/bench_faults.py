@@ -47,8 +47,9 @@ class Cluster:
 
     def start(self, name: str, *args: str) -> subprocess.Popen:
         log = open(self.folder / f"{name}.log", "ab")
-        process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         self.processes.append(process)
         return process
 
@@ -100,20 +101,56 @@ def main() -> None:
 
 def campaign(args, cluster: Cluster, folder: Path, rng: random.Random) -> dict:
     info = folder / "scheduler.json"
-    cluster.start("scheduler", str(BIN / "dask"), "scheduler", "--host", "127.0.0.1",
-                  "--port", "0", "--dashboard-address", "127.0.0.1:0", "--scheduler-file",
-                  str(info), "--preload", "sc2dask.dashboard")
+    cluster.start(
+        "scheduler",
+        str(BIN / "dask"),
+        "scheduler",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--dashboard-address",
+        "127.0.0.1:0",
+        "--scheduler-file",
+        str(info),
+        "--preload",
+        "sc2dask.dashboard",
+    )
     scheduler = _wait(lambda: json.loads(info.read_text()) if info.exists() else None)
     address = scheduler["address"]
     dashboard = f"http://127.0.0.1:{scheduler['services']['dashboard']}"
     per_worker = -(-args.envs // 2)
-    nannies = [cluster.start(f"worker{i}", str(BIN / "dask"), "worker", address, "--nthreads",
-                             "1", "--resources", f"SC2={per_worker}", "--preload",
-                             "sc2dask.worker") for i in range(2)]
+    nannies = [
+        cluster.start(
+            f"worker{i}",
+            str(BIN / "dask"),
+            "worker",
+            address,
+            "--nthreads",
+            "1",
+            "--resources",
+            f"SC2={per_worker}",
+            "--preload",
+            "sc2dask.worker",
+        )
+        for i in range(2)
+    ]
     checkpoints = folder / "run"
-    train = [str(BIN / "sc2dask"), "train", "--scheduler", address, "--envs", str(args.envs),
-             "--max-steps", "100000000", "--checkpoint-dir", str(checkpoints),
-             "--checkpoint-every", str(args.checkpoint_every), "--json"]
+    train = [
+        str(BIN / "sc2dask"),
+        "train",
+        "--scheduler",
+        address,
+        "--envs",
+        str(args.envs),
+        "--max-steps",
+        "100000000",
+        "--checkpoint-dir",
+        str(checkpoints),
+        "--checkpoint-every",
+        str(args.checkpoint_every),
+        "--json",
+    ]
     started = time.monotonic()
     client = cluster.start("train", *train)
     seen = {}
@@ -123,12 +160,16 @@ def campaign(args, cluster: Cluster, folder: Path, rng: random.Random) -> dict:
     seen = metrics(dashboard) or seen
     client.send_signal(signal.SIGKILL)
     client.wait()
-    state = json.loads((checkpoints / (checkpoints / "LATEST").read_text().strip()
-                        / "state.json").read_text())
-    report = {"updates seen before the client kill": int(seen.get("sc2dask_updates_total", 0)),
-              "updates in the checkpoint resumed": state["updates"]}
-    report["updates lost to the client kill"] = (report["updates seen before the client kill"]
-                                                 - state["updates"])
+    state = json.loads(
+        (checkpoints / (checkpoints / "LATEST").read_text().strip() / "state.json").read_text()
+    )
+    report = {
+        "updates seen before the client kill": int(seen.get("sc2dask_updates_total", 0)),
+        "updates in the checkpoint resumed": state["updates"],
+    }
+    report["updates lost to the client kill"] = (
+        report["updates seen before the client kill"] - state["updates"]
+    )
     client = cluster.start("resumed", *train, "--resume")
     games = workers = 0
     next_game = time.monotonic() + args.game_every
@@ -151,15 +192,20 @@ def campaign(args, cluster: Cluster, folder: Path, rng: random.Random) -> dict:
     client.send_signal(signal.SIGINT)  # a clean stop: the summary
     client.wait(timeout=300)
     summary = json.loads((folder / "resumed.log").read_text().strip().splitlines()[-1])
-    report.update({
-        "games killed / restarts counted": f"{games} / {summary['restarts']} (hosts and games)",
-        "workers killed": workers,
-        "rejected, stale, truncated": (summary["rejected_gradients"],
-                                       summary["dropped_stale_gradients"], summary["truncated"]),
-        "agent steps, updates at the end": (summary["agent_steps"], summary["updates"]),
-        "mean score (last 100) at the end": summary["mean_score_last_100"],
-        f"minutes to mean >= {args.target:g}": reached,
-    })
+    report.update(
+        {
+            "games killed / restarts counted": f"{games} / {summary['restarts']} (hosts and games)",
+            "workers killed": workers,
+            "rejected, stale, truncated": (
+                summary["rejected_gradients"],
+                summary["dropped_stale_gradients"],
+                summary["truncated"],
+            ),
+            "agent steps, updates at the end": (summary["agent_steps"], summary["updates"]),
+            "mean score (last 100) at the end": summary["mean_score_last_100"],
+            f"minutes to mean >= {args.target:g}": reached,
+        }
+    )
     return report
 
 

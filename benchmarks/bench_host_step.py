@@ -56,6 +56,7 @@ def main():
     args = parser.parse_args()
 
     from absl import flags
+
     flags.FLAGS(["bench_host_step"])
     from sc2dask.agents.a2c import A2CConfig, Learner, set_tf_threads
     from sc2dask.game import EnvConfig, find_game
@@ -68,8 +69,9 @@ def main():
     print(find_game().summary, f"| {os.cpu_count()} cores")
     slots = [EnvSlot(EnvConfig("MoveToBeacon"), 100 + i) for i in range(args.envs)]
     spec = slots[0].ensure().observation_spec()[0]
-    policy = Learner(A2CConfig.from_settings(load(AgentSettings, map_name="MoveToBeacon")
-                                             .values), spec).policy
+    policy = Learner(
+        A2CConfig.from_settings(load(AgentSettings, map_name="MoveToBeacon").values), spec
+    ).policy
     threads = concurrent.futures.ThreadPoolExecutor(args.envs)
     rng = np.random.default_rng(0)
     rollout_steps = 16
@@ -82,6 +84,7 @@ def main():
                 slots[i].step(actions.FUNCTIONS.Move_screen("now", target))
             else:
                 slots[i].step(actions.FUNCTIONS.select_army("select"))
+
         for _ in range(args.steps):
             list(threads.map(step, range(args.envs)))
 
@@ -109,14 +112,19 @@ def main():
             start = process_cpu()
             play()
             cpu_ms[name].append(1e3 * (process_cpu() - start) / (args.steps * args.envs))
-    print(f"\nhost CPU per agent step ({args.envs} envs, {args.steps} steps each, two rounds; "
-          f"the games' own CPU is not counted)")
+    print(
+        f"\nhost CPU per agent step ({args.envs} envs, {args.steps} steps each, two rounds; "
+        f"the games' own CPU is not counted)"
+    )
     for name, figures in cpu_ms.items():
-        print(f"  {name:10s} {np.mean(figures):5.2f} ms  "
-              f"({', '.join(f'{f:.2f}' for f in figures)})")
-    print(f"  learning adds {np.mean(cpu_ms['policy']) - np.mean(cpu_ms['random']):.2f} ms a "
-          f"step, of which the forward pass "
-          f"{np.mean(cpu_ms['policy']) - np.mean(cpu_ms['no forward']):.2f} ms")
+        print(
+            f"  {name:10s} {np.mean(figures):5.2f} ms  ({', '.join(f'{f:.2f}' for f in figures)})"
+        )
+    print(
+        f"  learning adds {np.mean(cpu_ms['policy']) - np.mean(cpu_ms['random']):.2f} ms a "
+        f"step, of which the forward pass "
+        f"{np.mean(cpu_ms['policy']) - np.mean(cpu_ms['no forward']):.2f} ms"
+    )
 
     calls = 500
     print(f"\nthe forward pass alone, batch of {args.envs}, {calls} calls: CPU per call by thread")
@@ -130,8 +138,10 @@ def main():
         after = thread_cpu()
         spent = {name: 1e3 * (after[name] - before.get(name, 0.0)) / calls for name in after}
         shown = "  ".join(f"{name} {ms:.2f}" for name, ms in spent.items() if ms >= 0.01)
-        print(f"  {'back to back' if not pause else f'{pause * 1e3:.0f} ms pause after each':22s}"
-              f" {sum(spent.values()):5.2f} ms CPU ({shown}), {wall * 1e3:.2f} ms wall")
+        print(
+            f"  {'back to back' if not pause else f'{pause * 1e3:.0f} ms pause after each':22s}"
+            f" {sum(spent.values()):5.2f} ms CPU ({shown}), {wall * 1e3:.2f} ms wall"
+        )
     for slot in slots:
         slot.close()
 

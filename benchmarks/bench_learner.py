@@ -47,13 +47,15 @@ def main():
                 with multiprocessing.get_context("spawn").Pool(1) as pool:
                     row = pool.apply(measure, (args, threads, features, precision))
                 rows.append(row)
-                print(f"{threads} thread(s)  {features:18s}  {precision:15s}  "
-                      f"gradient {row['gradient_ms_per_sample']:6.2f} ms/sample "
-                      f"({row['learner_samples_per_s']:6.0f} samples/s)  apply "
-                      f"{row['apply_ms']:5.1f} ms  act {row['act_ms_per_batch']:5.2f} ms per "
-                      f"batch of {args.envs}  weights: load {row['load_weights_ms']:4.2f} ms, "
-                      f"read {row['read_weights_ms']:4.2f} ms  ({row['params']} weights)",
-                      flush=True)
+                print(
+                    f"{threads} thread(s)  {features:18s}  {precision:15s}  "
+                    f"gradient {row['gradient_ms_per_sample']:6.2f} ms/sample "
+                    f"({row['learner_samples_per_s']:6.0f} samples/s)  apply "
+                    f"{row['apply_ms']:5.1f} ms  act {row['act_ms_per_batch']:5.2f} ms per "
+                    f"batch of {args.envs}  weights: load {row['load_weights_ms']:4.2f} ms, "
+                    f"read {row['read_weights_ms']:4.2f} ms  ({row['params']} weights)",
+                    flush=True,
+                )
     if args.json:
         print(json.dumps({"map": args.map, "screen": args.screen, "rows": rows}))
 
@@ -62,35 +64,50 @@ def measure(args, threads: int, features: str, precision: str) -> dict:
     from sc2dask.agents.a2c import A2CConfig, Learner, set_tf_threads
     from sc2dask.core import Trajectory
     from sc2dask.settings import AgentSettings, load
+
     set_tf_threads(threads)
-    agent = load(AgentSettings, {"screen": args.screen, "minimap": args.screen,
-                                 "precision": precision}, map_name=args.map).values
+    agent = load(
+        AgentSettings,
+        {"screen": args.screen, "minimap": args.screen, "precision": precision},
+        map_name=args.map,
+    ).values
     if features == "package's layers":
         package = load(AgentSettings).values  # the section's defaults, not the map's
-        agent = dataclasses.replace(agent, screen_layers=package.screen_layers,
-                                    minimap_layers=package.minimap_layers,
-                                    conv_filters=package.conv_filters,
-                                    dense_grid=package.dense_grid)
-    learner = Learner(A2CConfig.from_settings(agent), {
-        "feature_screen": (27, args.screen, args.screen),
-        "feature_minimap": (11, args.screen, args.screen),
-        "player": (11,), "available_actions": (573,)})
+        agent = dataclasses.replace(
+            agent,
+            screen_layers=package.screen_layers,
+            minimap_layers=package.minimap_layers,
+            conv_filters=package.conv_filters,
+            dense_grid=package.dense_grid,
+        )
+    learner = Learner(
+        A2CConfig.from_settings(agent),
+        {
+            "feature_screen": (27, args.screen, args.screen),
+            "feature_minimap": (11, args.screen, args.screen),
+            "player": (11,),
+            "available_actions": (573,),
+        },
+    )
     spec, heads = learner.policy.encoder.spec(), learner.policy.action_set.heads
     rng = np.random.default_rng(0)
     steps = args.rollout_steps
 
     def trajectory():
-        observations = {k: rng.integers(0, 3, (steps + 1, *s.shape)).astype(s.dtype)
-                        for k, s in spec.items()}
+        observations = {
+            k: rng.integers(0, 3, (steps + 1, *s.shape)).astype(s.dtype) for k, s in spec.items()
+        }
         observations["available"][:] = True
-        return Trajectory(observations=observations,
-                          actions={h: rng.integers(0, n, steps).astype(np.int32)
-                                   for h, n in heads.items()},
-                          rewards=rng.random(steps).astype(np.float32),
-                          terminal=np.zeros(steps, bool), version=0)
+        return Trajectory(
+            observations=observations,
+            actions={h: rng.integers(0, n, steps).astype(np.int32) for h, n in heads.items()},
+            rewards=rng.random(steps).astype(np.float32),
+            terminal=np.zeros(steps, bool),
+            version=0,
+        )
 
     batch = [trajectory() for _ in range(4)]
-    observations = {k: v[:args.envs] for k, v in batch[0].observations.items()}
+    observations = {k: v[: args.envs] for k, v in batch[0].observations.items()}
     grads, _ = learner.compute_gradients(batch)
     gradient = _median(lambda: learner.compute_gradients(batch), args.repeats)
     apply = _median(lambda: learner.apply_gradients(grads), args.repeats)
@@ -99,12 +116,18 @@ def measure(args, threads: int, features: str, precision: str) -> dict:
     load = _median(lambda: learner.set_weights(weights), args.repeats * 4)
     read = _median(learner.get_weights, args.repeats * 4)
     samples = 4 * steps
-    return {"threads": threads, "features": features, "precision": precision,
-            "params": int(sum(np.prod(v.shape) for v in learner.model.trainable_variables)),
-            "gradient_ms_per_sample": 1000 * gradient / samples,
-            "learner_samples_per_s": samples / (gradient + apply),
-            "apply_ms": 1000 * apply, "act_ms_per_batch": 1000 * act,
-            "load_weights_ms": 1000 * load, "read_weights_ms": 1000 * read}
+    return {
+        "threads": threads,
+        "features": features,
+        "precision": precision,
+        "params": int(sum(np.prod(v.shape) for v in learner.model.trainable_variables)),
+        "gradient_ms_per_sample": 1000 * gradient / samples,
+        "learner_samples_per_s": samples / (gradient + apply),
+        "apply_ms": 1000 * apply,
+        "act_ms_per_batch": 1000 * act,
+        "load_weights_ms": 1000 * load,
+        "read_weights_ms": 1000 * read,
+    }
 
 
 def _median(call, repeats: int) -> float:

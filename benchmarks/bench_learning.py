@@ -32,12 +32,27 @@ from sc2dask.training.cluster import local_cluster
 # The documented recipe (README, run-main.sh); any flag changes it.
 RECIPE = {"map": "MoveToBeacon", "envs": 4, "max_steps": 1_000_000, "action_set": "move"}
 # SC2LE Table 1 (Vinyals et al. 2017), the FullyConv column: the line on the plot.
-FULLYCONV = {"MoveToBeacon": 26, "CollectMineralShards": 103, "FindAndDefeatZerglings": 45,
-             "DefeatRoaches": 100, "DefeatZerglingsAndBanelings": 62}
+FULLYCONV = {
+    "MoveToBeacon": 26,
+    "CollectMineralShards": 103,
+    "FindAndDefeatZerglings": 45,
+    "DefeatRoaches": 100,
+    "DefeatZerglingsAndBanelings": 62,
+}
 # The curve, and the learner's own figures beside it: a flat score with a falling entropy
 # is a policy that collapsed; one with the entropy still at its start has not moved.
-CSV_COLUMNS = ["agent_steps", "wall_s", "mean_score_last_100", "episodes", "entropy",
-               "value_loss", "mean_value", "grad_norm", "clip_fraction", "staleness"]
+CSV_COLUMNS = [
+    "agent_steps",
+    "wall_s",
+    "mean_score_last_100",
+    "episodes",
+    "entropy",
+    "value_loss",
+    "mean_value",
+    "grad_norm",
+    "clip_fraction",
+    "staleness",
+]
 
 
 def main():
@@ -60,12 +75,17 @@ def main():
         if progress.agent_steps - reported["steps"] >= chosen["max_steps"] // 50:
             reported["steps"] = progress.agent_steps
             row = progress.history[-1]
-            print(f"{row['agent_steps']:>9} steps {row['wall_s']:8.0f} s  mean score (last 100) "
-                  f"{row['mean_score_last_100']:6.2f}  episodes {row['episodes']}", flush=True)
+            print(
+                f"{row['agent_steps']:>9} steps {row['wall_s']:8.0f} s  mean score (last 100) "
+                f"{row['mean_score_last_100']:6.2f}  episodes {row['episodes']}",
+                flush=True,
+            )
 
     per_worker = -(-chosen["envs"] // args.workers)
-    with local_cluster(args.workers, per_worker) as cluster, \
-            Client(cluster, direct_to_workers=True) as client:
+    with (
+        local_cluster(args.workers, per_worker) as cluster,
+        Client(cluster, direct_to_workers=True) as client,
+    ):
         print(f"Dask dashboard: {client.dashboard_link}")
         run = sc2dask.train(client=client, on_update=report, **chosen)
         timer = threading.Timer(args.minutes * 60, run.stop)
@@ -78,27 +98,41 @@ def main():
         writer.writeheader()
         writer.writerows(history)
     reached = next((row for row in history if row["mean_score_last_100"] >= args.target), None)
-    summary.update(target=args.target, first_at_steps=reached and reached["agent_steps"],
-                   first_at_minutes=reached and round(reached["wall_s"] / 60, 2),
-                   settings={**vars(run.settings), **vars(run.agent_settings)})
+    summary.update(
+        target=args.target,
+        first_at_steps=reached and reached["agent_steps"],
+        first_at_minutes=reached and round(reached["wall_s"] / 60, 2),
+        settings={**vars(run.settings), **vars(run.agent_settings)},
+    )
     print(f"\n{summary}")
     if reached:
-        print(f"mean score >= {args.target:g} first at {reached['agent_steps']} agent steps, "
-              f"{reached['wall_s'] / 60:.1f} min")
+        print(
+            f"mean score >= {args.target:g} first at {reached['agent_steps']} agent steps, "
+            f"{reached['wall_s'] / 60:.1f} min"
+        )
     else:
-        print(f"mean score never reached {args.target:g} "
-              f"(final {summary['mean_score_last_100']:.2f})")
+        print(
+            f"mean score never reached {args.target:g} (final {summary['mean_score_last_100']:.2f})"
+        )
     plot(history, out, run)
     print(f"curve: {out} and {out.with_suffix('.csv')}")
     if args.json:
-        print(json.dumps({k: (None if isinstance(v, float) and math.isnan(v) else v)
-                          for k, v in summary.items()}))
+        print(
+            json.dumps(
+                {
+                    k: (None if isinstance(v, float) and math.isnan(v) else v)
+                    for k, v in summary.items()
+                }
+            )
+        )
 
 
 def plot(history, out: Path, run) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     steps = [r["agent_steps"] for r in history]
     minutes = [r["wall_s"] / 60 for r in history]
     score = [r["mean_score_last_100"] for r in history]
@@ -116,10 +150,12 @@ def plot(history, out: Path, run) -> None:
         ax.grid(alpha=0.3)
     if reference is not None:
         left.text(0, reference * 1.02, f"SC2LE FullyConv: {reference}", color="grey", fontsize=8)
-    fig.suptitle(f"sc2dask A2C on emulated {opts.map}, {agent.screen}x{agent.screen}, "
-                 f"'{agent.action_set}' set, {opts.envs} envs, {opts.mode}, epochs "
-                 f"{agent.epochs}, step_mul {opts.step_mul} ({time.strftime('%Y-%m-%d')})",
-                 fontsize=9)
+    fig.suptitle(
+        f"sc2dask A2C on emulated {opts.map}, {agent.screen}x{agent.screen}, "
+        f"'{agent.action_set}' set, {opts.envs} envs, {opts.mode}, epochs "
+        f"{agent.epochs}, step_mul {opts.step_mul} ({time.strftime('%Y-%m-%d')})",
+        fontsize=9,
+    )
     fig.tight_layout()
     fig.savefig(out, dpi=100)
 

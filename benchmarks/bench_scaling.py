@@ -37,8 +37,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 from minicluster import MiniCluster, MiniClusterUnavailable, node_name  # noqa: E402
 
-CSV_COLUMNS = ["nodes", "agent_steps", "wall_s", "mean_score_last_100", "episodes", "update",
-               "bytes_to_hosts", "bytes_from_hosts", "staleness"]
+CSV_COLUMNS = [
+    "nodes",
+    "agent_steps",
+    "wall_s",
+    "mean_score_last_100",
+    "episodes",
+    "update",
+    "bytes_to_hosts",
+    "bytes_from_hosts",
+    "staleness",
+]
 
 
 def main(argv=None) -> int:
@@ -53,10 +62,17 @@ def main(argv=None) -> int:
     parser.add_argument("--envs-per-node", type=int, default=2)
     parser.add_argument("--rate", default="1gbit")
     parser.add_argument("--delay", default="0.2ms")
-    parser.add_argument("--out", default=None, help="curve PNG (default benchmarks/results/"
-                        "scaling_<mode>[_<compression>].png)")
-    parser.add_argument("--seed", type=int, default=None,
-                        help="sc2dask.train.seed of every run (default: the setting's)")
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="curve PNG (default benchmarks/results/scaling_<mode>[_<compression>].png)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="sc2dask.train.seed of every run (default: the setting's)",
+    )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--run-one", metavar="SCHEDULER", help=argparse.SUPPRESS)
     parser.add_argument("--envs", type=int, help=argparse.SUPPRESS)
@@ -98,15 +114,37 @@ def main(argv=None) -> int:
 def measure(n: int, args) -> tuple[dict, list[dict]]:
     """One training run on ``n`` nodes: its summary and figures, and its curve."""
     envs = n * args.envs_per_node
-    with tempfile.TemporaryDirectory(prefix="sc2dask-scaling-") as tmp, \
-            MiniCluster(nodes=n, cpu=args.cpu, rate=args.rate, delay=args.delay,
-                        sc2=args.envs_per_node, logs=tmp) as cluster:
+    with (
+        tempfile.TemporaryDirectory(prefix="sc2dask-scaling-") as tmp,
+        MiniCluster(
+            nodes=n,
+            cpu=args.cpu,
+            rate=args.rate,
+            delay=args.delay,
+            sc2=args.envs_per_node,
+            logs=tmp,
+        ) as cluster,
+    ):
         history = Path(tmp) / "history.json"
-        command = [sys.executable, __file__, "--run-one", cluster.scheduler_address,
-                   "--envs", str(envs), "--mode", args.mode, "--compression", args.compression,
-                   "--minutes", str(args.minutes), "--target", str(args.target),
-                   "--history", str(history),
-                   *([] if args.seed is None else ["--seed", str(args.seed)])]
+        command = [
+            sys.executable,
+            __file__,
+            "--run-one",
+            cluster.scheduler_address,
+            "--envs",
+            str(envs),
+            "--mode",
+            args.mode,
+            "--compression",
+            args.compression,
+            "--minutes",
+            str(args.minutes),
+            "--target",
+            str(args.target),
+            "--history",
+            str(history),
+            *([] if args.seed is None else ["--seed", str(args.seed)]),
+        ]
         command = cluster.in_group("client", args.client_cpu, command)  # makes its cgroup
         groups = ["sc2dmc-client", "sc2dmc-scheduler", *(node_name(i) for i in range(n))]
         started = {g: cluster.cpu_seconds(g) for g in groups}
@@ -118,11 +156,14 @@ def measure(n: int, args) -> tuple[dict, list[dict]]:
         result = json.loads(done.stdout.strip().splitlines()[-1])
         used = {g: (cluster.cpu_seconds(g) - started[g]) / wall for g in groups}
         result.update(
-            nodes=n, envs=envs, delay_applied=cluster.delay_applied,
+            nodes=n,
+            envs=envs,
+            delay_applied=cluster.delay_applied,
             client_cpu_cores=round(used["sc2dmc-client"], 3),
             scheduler_cpu_cores=round(used["sc2dmc-scheduler"], 3),
             node_cpu_cores=round(sum(used[node_name(i)] for i in range(n)) / n, 3),
-            client_throttled_s=round(cluster.throttled_seconds("sc2dmc-client"), 1))
+            client_throttled_s=round(cluster.throttled_seconds("sc2dmc-client"), 1),
+        )
         rows = [{**row, "nodes": n} for row in json.loads(history.read_text())]
     return result, rows
 
@@ -132,17 +173,25 @@ def run_one(args) -> int:
     from distributed import Client
 
     import sc2dask
+
     budget = args.minutes * 60
     from sc2dask.training.cluster import sc2_capacity
+
     with Client(args.run_one, timeout=60, direct_to_workers=True) as client:
         deadline = time.monotonic() + 180
         while sum(sc2_capacity(client).values()) < args.envs:  # every node's worker
             if time.monotonic() > deadline:
                 raise TimeoutError(f"the cluster never offered {args.envs} SC2 slots")
             time.sleep(0.5)
-        run = sc2dask.train(client=client, envs=args.envs, mode=args.mode,
-                            compression=args.compression, max_steps=10**9,
-                            checkpoint_every=0, seed=args.seed)
+        run = sc2dask.train(
+            client=client,
+            envs=args.envs,
+            mode=args.mode,
+            compression=args.compression,
+            max_steps=10**9,
+            checkpoint_every=0,
+            seed=args.seed,
+        )
         reached = None
         while run.running:
             p = run.progress
@@ -154,31 +203,47 @@ def run_one(args) -> int:
             time.sleep(0.5)
         summary = run.wait()
     history = run.progress.history
-    Path(args.history).write_text(json.dumps([
-        {k: row.get(k) for k in CSV_COLUMNS if k != "nodes"} for row in history]))
+    Path(args.history).write_text(
+        json.dumps([{k: row.get(k) for k in CSV_COLUMNS if k != "nodes"} for row in history])
+    )
     first, last = history[0], history[-1]  # from the first update: start-up left out
-    steps_per_s = ((last["agent_steps"] - first["agent_steps"])
-                   / max(1e-9, last["wall_s"] - first["wall_s"]))
-    print(json.dumps({
-        "agent_steps_per_s": round(steps_per_s, 1),
-        "minutes_to_target": reached and round(reached["wall_s"] / 60, 2),
-        "steps_to_target": reached and reached["agent_steps"],
-        "score_at_end": round(summary["mean_score_last_100"], 2),
-        "minutes": round(last["wall_s"] / 60, 2), "agent_steps": summary["agent_steps"],
-        "updates": summary["updates"],
-        "bytes_to_hosts_per_update": round(summary["bytes_to_hosts"] / max(1, summary["updates"])),
-        "bytes_from_hosts_per_update": round(summary["bytes_from_hosts"]
-                                             / max(1, summary["updates"])),
-        "learner_samples_per_s": summary["learner_samples_per_s"],
-        "dropped_stale": summary["dropped_stale_gradients"], "restarts": summary["restarts"],
-        "updates_per_s": round((last["update"] - first["update"])
-                               / max(1e-9, last["wall_s"] - first["wall_s"]), 2)}))
+    steps_per_s = (last["agent_steps"] - first["agent_steps"]) / max(
+        1e-9, last["wall_s"] - first["wall_s"]
+    )
+    print(
+        json.dumps(
+            {
+                "agent_steps_per_s": round(steps_per_s, 1),
+                "minutes_to_target": reached and round(reached["wall_s"] / 60, 2),
+                "steps_to_target": reached and reached["agent_steps"],
+                "score_at_end": round(summary["mean_score_last_100"], 2),
+                "minutes": round(last["wall_s"] / 60, 2),
+                "agent_steps": summary["agent_steps"],
+                "updates": summary["updates"],
+                "bytes_to_hosts_per_update": round(
+                    summary["bytes_to_hosts"] / max(1, summary["updates"])
+                ),
+                "bytes_from_hosts_per_update": round(
+                    summary["bytes_from_hosts"] / max(1, summary["updates"])
+                ),
+                "learner_samples_per_s": summary["learner_samples_per_s"],
+                "dropped_stale": summary["dropped_stale_gradients"],
+                "restarts": summary["restarts"],
+                "updates_per_s": round(
+                    (last["update"] - first["update"])
+                    / max(1e-9, last["wall_s"] - first["wall_s"]),
+                    2,
+                ),
+            }
+        )
+    )
     return 0
 
 
 def _train_setting(name: str):
     """A train setting as the runs see it (sc2dask.yaml under DASK_SC2DASK__TRAIN__*)."""
     from sc2dask.settings import TrainSettings, load
+
     return getattr(load(TrainSettings).values, name)
 
 
@@ -198,22 +263,32 @@ def summarise(results: list[dict], args) -> dict:
     against the first count (in steps/s and, where every run reached it, time to target)."""
     base = results[0]
     figures = {key: [r.get(key) for r in results] for key in results[0]}
-    figures["speedup_steps_per_s"] = [round(r["agent_steps_per_s"] / base["agent_steps_per_s"], 3)
-                                      for r in results]
-    figures["efficiency_steps_per_s"] = [round(s * base["nodes"] / r["nodes"], 3) for s, r in
-                                         zip(figures["speedup_steps_per_s"], results)]
+    figures["speedup_steps_per_s"] = [
+        round(r["agent_steps_per_s"] / base["agent_steps_per_s"], 3) for r in results
+    ]
+    figures["efficiency_steps_per_s"] = [
+        round(s * base["nodes"] / r["nodes"], 3)
+        for s, r in zip(figures["speedup_steps_per_s"], results)
+    ]
     if all(r["minutes_to_target"] for r in results):
         figures["speedup_time_to_target"] = [
-            round(base["minutes_to_target"] / r["minutes_to_target"], 3) for r in results]
+            round(base["minutes_to_target"] / r["minutes_to_target"], 3) for r in results
+        ]
         figures["efficiency_time_to_target"] = [
             round(s * base["nodes"] / r["nodes"], 3)
-            for s, r in zip(figures["speedup_time_to_target"], results)]
-    figures.update(mode=args.mode, compression=args.compression,
-                   sync_lr_scaling=_train_setting("sync_lr_scaling") if args.mode == "sync"
-                   else None, seed=_train_setting("seed") if args.seed is None else args.seed,
-                   cpu_per_node=args.cpu,
-                   client_cpu=args.client_cpu, envs_per_node=args.envs_per_node,
-                   minutes_budget=args.minutes, target=args.target)
+            for s, r in zip(figures["speedup_time_to_target"], results)
+        ]
+    figures.update(
+        mode=args.mode,
+        compression=args.compression,
+        sync_lr_scaling=_train_setting("sync_lr_scaling") if args.mode == "sync" else None,
+        seed=_train_setting("seed") if args.seed is None else args.seed,
+        cpu_per_node=args.cpu,
+        client_cpu=args.client_cpu,
+        envs_per_node=args.envs_per_node,
+        minutes_budget=args.minutes,
+        target=args.target,
+    )
     return figures
 
 
@@ -229,32 +304,43 @@ def explain(figures: dict, args) -> list[str]:
     lines = []
     n, sps = figures["nodes"], figures["agent_steps_per_s"]
     ups, client = figures["updates_per_s"], figures["client_cpu_cores"]
-    bytes_in, bytes_out = figures["bytes_from_hosts_per_update"], figures["bytes_to_hosts_per_update"]
+    bytes_in, bytes_out = (
+        figures["bytes_from_hosts_per_update"],
+        figures["bytes_to_hosts_per_update"],
+    )
     rate_bps = _bits_per_s(args.rate)
     per_node_sps = sps[0] / n[0]
     client_s_per_step = client[-1] / sps[-1]  # client core-seconds per agent step, at most N
     node_s_per_step = figures["node_cpu_cores"][-1] * n[-1] / sps[-1]
-    lines.append(f"per agent step: client {client_s_per_step * 1e3:.2f} ms of CPU, a node "
-                 f"{node_s_per_step * 1e3:.2f} ms; link {args.rate}: "
-                 f"{(bytes_in[-1] + bytes_out[-1]) / max(1, sps[-1] / ups[-1]):.0f} B per step")
+    lines.append(
+        f"per agent step: client {client_s_per_step * 1e3:.2f} ms of CPU, a node "
+        f"{node_s_per_step * 1e3:.2f} ms; link {args.rate}: "
+        f"{(bytes_in[-1] + bytes_out[-1]) / max(1, sps[-1] / ups[-1]):.0f} B per step"
+    )
     client_cap = args.client_cpu / client_s_per_step
     link_cap = rate_bps / 8 / max(1e-9, (bytes_in[-1] + bytes_out[-1]) / (sps[-1] / ups[-1]))
-    lines.append(f"ceilings: the client's {args.client_cpu} cores allow {client_cap:.0f} steps/s; "
-                 f"a client NIC at the nodes' {args.rate} allows {link_cap:.0f} steps/s (it "
-                 f"carries every node's traffic; here the client's side is not shaped); "
-                 f"each node gives {per_node_sps:.0f} steps/s")
+    lines.append(
+        f"ceilings: the client's {args.client_cpu} cores allow {client_cap:.0f} steps/s; "
+        f"a client NIC at the nodes' {args.rate} allows {link_cap:.0f} steps/s (it "
+        f"carries every node's traffic; here the client's side is not shaped); "
+        f"each node gives {per_node_sps:.0f} steps/s"
+    )
     interval = 1 / max(1e-9, ups[-1])
     inbound_s = bytes_in[-1] * 8 / rate_bps
-    lines.append(f"at {n[-1]} nodes the client takes in {bytes_in[-1] / 1e6:.2f} MB per update: "
-                 f"{inbound_s * 1e3:.1f} ms of its link, {100 * inbound_s / interval:.1f} % of "
-                 f"the {interval * 1e3:.0f} ms between updates; a tree reduction on the workers "
-                 f"(one gradient in per update) would save at most "
-                 f"{inbound_s * (n[-1] - 1) / n[-1] * 1e3:.1f} ms of it")
+    lines.append(
+        f"at {n[-1]} nodes the client takes in {bytes_in[-1] / 1e6:.2f} MB per update: "
+        f"{inbound_s * 1e3:.1f} ms of its link, {100 * inbound_s / interval:.1f} % of "
+        f"the {interval * 1e3:.0f} ms between updates; a tree reduction on the workers "
+        f"(one gradient in per update) would save at most "
+        f"{inbound_s * (n[-1] - 1) / n[-1] * 1e3:.1f} ms of it"
+    )
     for nodes in (16, 64):
         ideal = per_node_sps * nodes
-        lines.append(f"on paper, {nodes} nodes: ideal {ideal:.0f} steps/s, capped at "
-                     f"{min(ideal, client_cap, link_cap):.0f} by "
-                     f"{_limit(ideal, client_cap, link_cap)}")
+        lines.append(
+            f"on paper, {nodes} nodes: ideal {ideal:.0f} steps/s, capped at "
+            f"{min(ideal, client_cap, link_cap):.0f} by "
+            f"{_limit(ideal, client_cap, link_cap)}"
+        )
     return lines
 
 
@@ -273,23 +359,33 @@ def _bits_per_s(rate: str) -> float:
 
 
 def format_result(r: dict) -> str:
-    target = (f"target at {r['minutes_to_target']} min ({r['steps_to_target']} steps)"
-              if r["minutes_to_target"] else f"score {r['score_at_end']} at {r['minutes']} min")
-    return (f"{r['agent_steps_per_s']} steps/s, {target}, {r['updates']} updates, "
-            f"{r['bytes_to_hosts_per_update']} B out / {r['bytes_from_hosts_per_update']} B in "
-            f"per update, client {r['client_cpu_cores']} cores (throttled "
-            f"{r['client_throttled_s']} s), nodes {r['node_cpu_cores']} cores each")
+    target = (
+        f"target at {r['minutes_to_target']} min ({r['steps_to_target']} steps)"
+        if r["minutes_to_target"]
+        else f"score {r['score_at_end']} at {r['minutes']} min"
+    )
+    return (
+        f"{r['agent_steps_per_s']} steps/s, {target}, {r['updates']} updates, "
+        f"{r['bytes_to_hosts_per_update']} B out / {r['bytes_from_hosts_per_update']} B in "
+        f"per update, client {r['client_cpu_cores']} cores (throttled "
+        f"{r['client_throttled_s']} s), nodes {r['node_cpu_cores']} cores each"
+    )
 
 
 def plot(history: list[dict], results: list[dict], out: Path, args) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     for r in results:
         rows = [row for row in history if row["nodes"] == r["nodes"]]
-        left.plot([row["wall_s"] / 60 for row in rows],
-                  [row["mean_score_last_100"] for row in rows], label=f"{r['nodes']} nodes")
+        left.plot(
+            [row["wall_s"] / 60 for row in rows],
+            [row["mean_score_last_100"] for row in rows],
+            label=f"{r['nodes']} nodes",
+        )
     left.axhline(args.target, color="grey", linestyle="--", linewidth=0.8)
     left.set_xlabel("wall time (min)")
     left.set_ylabel("mean score, last 100 episodes")
@@ -297,26 +393,31 @@ def plot(history: list[dict], results: list[dict], out: Path, args) -> None:
     nodes = [r["nodes"] for r in results]
     sps = [r["agent_steps_per_s"] for r in results]
     right.plot(nodes, sps, marker="o", label="measured")
-    right.plot(nodes, [sps[0] * n / nodes[0] for n in nodes], linestyle="--", color="grey",
-               label="linear")
+    right.plot(
+        nodes, [sps[0] * n / nodes[0] for n in nodes], linestyle="--", color="grey", label="linear"
+    )
     right.set_xlabel("nodes")
     right.set_ylabel("agent steps/s with learning")
     right.legend()
     for ax in (left, right):
         ax.grid(alpha=0.3)
-    rule = (f", sync-lr-scaling {_train_setting('sync_lr_scaling')}" if args.mode == "sync"
-            else "")
-    fig.suptitle(f"sc2dask {args.mode} (compression {args.compression}{rule}) on the "
-                 f"miniature cluster: "
-                 f"{args.cpu} cores and {args.envs_per_node} envs per node, client "
-                 f"{args.client_cpu} cores ({time.strftime('%Y-%m-%d')})", fontsize=9)
+    rule = f", sync-lr-scaling {_train_setting('sync_lr_scaling')}" if args.mode == "sync" else ""
+    fig.suptitle(
+        f"sc2dask {args.mode} (compression {args.compression}{rule}) on the "
+        f"miniature cluster: "
+        f"{args.cpu} cores and {args.envs_per_node} envs per node, client "
+        f"{args.client_cpu} cores ({time.strftime('%Y-%m-%d')})",
+        fontsize=9,
+    )
     fig.tight_layout()
     fig.savefig(out, dpi=100)
 
 
 if __name__ == "__main__":
     if os.geteuid() != 0 and "--run-one" not in sys.argv:
-        print("error: the miniature cluster needs root (network namespaces, tc and cgroups)",
-              file=sys.stderr)
+        print(
+            "error: the miniature cluster needs root (network namespaces, tc and cgroups)",
+            file=sys.stderr,
+        )
         sys.exit(2)
     sys.exit(main())

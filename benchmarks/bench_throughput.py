@@ -34,13 +34,12 @@ import time
 import numpy as np
 from distributed import Client
 
-from sc2dask.training.cluster import cluster_client, local_cluster
-from sc2dask.settings import TrainSettings, load
-from sc2dask.game import EnvConfig
-from sc2dask.runtime.env_host import EnvHost
-from sc2dask.game import find_game
-from sc2dask.training.pool import EnvPool
+from sc2dask.game import EnvConfig, find_game
 from sc2dask.game.pysc2lib import PACKAGE_NAME, random_agent
+from sc2dask.runtime.env_host import EnvHost
+from sc2dask.settings import TrainSettings, load
+from sc2dask.training.cluster import cluster_client, local_cluster
+from sc2dask.training.pool import EnvPool
 
 CONFIG = EnvConfig("MoveToBeacon", screen=32, minimap=32, step_mul=8)
 AGENT = f"{PACKAGE_NAME}.agents.random_agent.RandomAgent"
@@ -64,6 +63,7 @@ def play_episode(env, agent) -> int:
 
 
 # --- 1. one process, round-robin ------------------------------------------------------------
+
 
 def round_robin(envs, agents, episodes: int) -> int:
     """Each env one step in turn until each has played ``episodes`` episodes; the steps."""
@@ -106,6 +106,7 @@ def bench_loop(n_envs: int, episodes: int):
 
 # --- 2. one thread per env (pysc2 --parallel) -------------------------------------------------
 
+
 def bench_threads(n_envs: int, episodes: int):
     start = time.perf_counter()
     envs, agents = [None] * n_envs, [None] * n_envs
@@ -132,6 +133,7 @@ def bench_threads(n_envs: int, episodes: int):
 
 
 # --- 3. lockstep subprocess pool (baselines SubprocVecEnv) ------------------------------------
+
 
 def _lockstep_worker(remote, seed: int) -> None:
     """One env in its own process: ``step`` returns (done, TimeStep), resetting on done."""
@@ -162,8 +164,10 @@ class LockstepEnvs:
         ctx = multiprocessing.get_context("spawn")
         pipes = [ctx.Pipe() for _ in range(n_envs)]
         self.remotes = [parent for parent, _ in pipes]
-        self.procs = [ctx.Process(target=_lockstep_worker, args=(child, i), daemon=True)
-                      for i, (_, child) in enumerate(pipes)]
+        self.procs = [
+            ctx.Process(target=_lockstep_worker, args=(child, i), daemon=True)
+            for i, (_, child) in enumerate(pipes)
+        ]
         try:
             for proc in self.procs:
                 proc.start()
@@ -236,6 +240,7 @@ def bench_lockstep(n_envs: int, episodes: int):
 
 # --- 4. sc2dask ---------------------------------------------------------------------------
 
+
 def bench_sc2dask(n_envs: int, episodes: int):
     start = time.perf_counter()
     with cluster_client(None, n_envs) as client, EnvPool(client, CONFIG, n_envs=n_envs) as pool:
@@ -247,6 +252,7 @@ def bench_sc2dask(n_envs: int, episodes: int):
 
 
 # --- (b) the distributed layer ----------------------------------------------------------------
+
 
 def host_in_process(n_envs: int, episodes: int) -> float:
     """Seconds per agent step of one EnvHost in this process, one call per episode round."""
@@ -263,8 +269,11 @@ def host_in_process(n_envs: int, episodes: int) -> float:
 
 def host_through_dask(n_envs: int, episodes: int, calls: int = 200):
     """The same through EnvPool on a one-worker cluster; also a no-op actor call's seconds."""
-    with local_cluster(1, n_envs) as cluster, Client(cluster, direct_to_workers=True) as client, \
-            EnvPool(client, CONFIG, n_envs=n_envs) as pool:
+    with (
+        local_cluster(1, n_envs) as cluster,
+        Client(cluster, direct_to_workers=True) as client,
+        EnvPool(client, CONFIG, n_envs=n_envs) as pool,
+    ):
         pool.evaluate(AGENT, n_envs)
         start, steps = time.perf_counter(), 0
         for _ in range(episodes):
@@ -278,8 +287,12 @@ def host_through_dask(n_envs: int, episodes: int, calls: int = 200):
         return per_step, (time.perf_counter() - start) / calls
 
 
-SETUPS = {"loop": bench_loop, "threads": bench_threads, "lockstep": bench_lockstep,
-          "sc2dask": bench_sc2dask}
+SETUPS = {
+    "loop": bench_loop,
+    "threads": bench_threads,
+    "lockstep": bench_lockstep,
+    "sc2dask": bench_sc2dask,
+}
 
 
 def main():
@@ -288,8 +301,10 @@ def main():
     parser.add_argument("--episodes", type=int, default=3, help="timed episodes per env")
     args = parser.parse_args()
     np.random.seed(0)
-    print(find_game().summary, f"| {os.cpu_count()} cores, load average "
-          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print(
+        find_game().summary,
+        f"| {os.cpu_count()} cores, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}",
+    )
 
     results = {}  # (setup, envs) -> (steps, seconds, startup seconds)
     for n_envs in args.envs:
@@ -301,37 +316,55 @@ def main():
     local = host_in_process(n_b, args.episodes)
     remote, noop_call = host_through_dask(n_b, args.episodes)
 
-    print(f"\n(a) MoveToBeacon 32x32, step_mul 8, pysc2 RandomAgent per env, {args.episodes} "
-          f"timed episodes per env; agent steps/s, all envs together (startup in brackets, s)")
-    print(f"{'envs':>4} " + " ".join(f"{name:>17}" for name in SETUPS)
-          + f" {'sc2dask/best peer':>18}")
+    print(
+        f"\n(a) MoveToBeacon 32x32, step_mul 8, pysc2 RandomAgent per env, {args.episodes} "
+        f"timed episodes per env; agent steps/s, all envs together (startup in brackets, s)"
+    )
+    print(
+        f"{'envs':>4} " + " ".join(f"{name:>17}" for name in SETUPS) + f" {'sc2dask/best peer':>18}"
+    )
     for n_envs in args.envs:
-        cells = [f"{steps / secs:8.0f} ({startup:5.1f}s)"
-                 for steps, secs, startup in (results[name, n_envs] for name in SETUPS)]
+        cells = [
+            f"{steps / secs:8.0f} ({startup:5.1f}s)"
+            for steps, secs, startup in (results[name, n_envs] for name in SETUPS)
+        ]
         rate = {name: results[name, n_envs][0] / results[name, n_envs][1] for name in SETUPS}
         best = max((name for name in SETUPS if name != "sc2dask"), key=rate.get)
-        print(f"{n_envs:>4} " + " ".join(f"{cell:>17}" for cell in cells)
-              + f" {rate['sc2dask'] / rate[best]:>11.2f}x {best}")
+        print(
+            f"{n_envs:>4} "
+            + " ".join(f"{cell:>17}" for cell in cells)
+            + f" {rate['sc2dask'] / rate[best]:>11.2f}x {best}"
+        )
     measured = results["loop", args.envs[0]][0] / (args.envs[0] * args.episodes)
-    print(f"steps per episode: {measured:.0f} counted in `loop`; sc2dask's figure assumes "
-          f"{EPISODE_STEPS} (EnvHost.evaluate returns scores, not steps).")
-    print("Startup = making the envs (and for sc2dask the LocalCluster, client and EnvPool) "
-          "until every env has\nplayed one untimed warm-up episode; steps/s exclude it. "
-          "sc2dask uses cluster_client's layout:\nmin(cores, envs, 4) workers, one EnvHost "
-          "each, its envs in threads.")
+    print(
+        f"steps per episode: {measured:.0f} counted in `loop`; sc2dask's figure assumes "
+        f"{EPISODE_STEPS} (EnvHost.evaluate returns scores, not steps)."
+    )
+    print(
+        "Startup = making the envs (and for sc2dask the LocalCluster, client and EnvPool) "
+        "until every env has\nplayed one untimed warm-up episode; steps/s exclude it. "
+        "sc2dask uses cluster_client's layout:\nmin(cores, envs, 4) workers, one EnvHost "
+        "each, its envs in threads."
+    )
 
     ms = 1e3
     rollout_steps = load(TrainSettings).values.rollout_steps
-    print(f"\n(b) one EnvHost with {n_b} envs, {args.episodes} evaluate calls of one episode per "
-          f"env ({n_b * EPISODE_STEPS} agent steps each)")
+    print(
+        f"\n(b) one EnvHost with {n_b} envs, {args.episodes} evaluate calls of one episode per "
+        f"env ({n_b * EPISODE_STEPS} agent steps each)"
+    )
     print(f"  in process (asyncio.run):         {local * ms:7.3f} ms per agent step")
     print(f"  through Dask (EnvPool, 1 worker): {remote * ms:7.3f} ms per agent step")
-    print(f"  difference:                       {(remote - local) * ms:+7.3f} ms per agent step "
-          f"({remote / local - 1:+.1%})")
-    print(f"  no-op actor call (stats) round trip: {noop_call * ms:.2f} ms = "
-          f"{noop_call * ms / (n_b * EPISODE_STEPS):.4f} ms per step at {n_b * EPISODE_STEPS} "
-          f"steps a call, {noop_call * ms / (n_b * rollout_steps):.3f} ms at training's "
-          f"rollout-steps {rollout_steps} x {n_b} envs")
+    print(
+        f"  difference:                       {(remote - local) * ms:+7.3f} ms per agent step "
+        f"({remote / local - 1:+.1%})"
+    )
+    print(
+        f"  no-op actor call (stats) round trip: {noop_call * ms:.2f} ms = "
+        f"{noop_call * ms / (n_b * EPISODE_STEPS):.4f} ms per step at {n_b * EPISODE_STEPS} "
+        f"steps a call, {noop_call * ms / (n_b * rollout_steps):.3f} ms at training's "
+        f"rollout-steps {rollout_steps} x {n_b} envs"
+    )
 
 
 if __name__ == "__main__":

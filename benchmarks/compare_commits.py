@@ -21,8 +21,7 @@ from pathlib import Path
 
 from source_trees import ROOT, checked_out, environment
 
-KEYS = ("loss", "policy_loss", "value_loss", "entropy", "mean_return", "mean_value",
-        "grad_norm")
+KEYS = ("loss", "policy_loss", "value_loss", "entropy", "mean_return", "mean_value", "grad_norm")
 RUN = """
 import json, sys
 import sc2dask
@@ -40,9 +39,13 @@ if __name__ == "__main__":
 
 
 def trace(source: Path, steps: int, scratch: Path, name: str) -> list[dict]:
-    done = subprocess.run([sys.executable, "-c", RUN, str(steps), ",".join(KEYS)],
-                          env=environment(source, scratch, name), cwd=scratch,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", RUN, str(steps), ",".join(KEYS)],
+        env=environment(source, scratch, name),
+        cwd=scratch,
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         raise SystemExit(f"training from {source} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -50,28 +53,37 @@ def trace(source: Path, steps: int, scratch: Path, name: str) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("commits", nargs=2, help="two commits; 'HEAD' is this checkout, "
-                                                 "uncommitted changes included")
+    parser.add_argument(
+        "commits",
+        nargs=2,
+        help="two commits; 'HEAD' is this checkout, uncommitted changes included",
+    )
     parser.add_argument("--steps", type=int, default=640)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="sc2dask-compare-") as tmp, \
-            contextlib.ExitStack() as trees:
+    with (
+        tempfile.TemporaryDirectory(prefix="sc2dask-compare-") as tmp,
+        contextlib.ExitStack() as trees,
+    ):
         scratch, traces = Path(tmp), []
         for i, commit in enumerate(args.commits):
-            source = ROOT if commit == "HEAD" else trees.enter_context(
-                checked_out(commit, scratch))
+            source = ROOT if commit == "HEAD" else trees.enter_context(checked_out(commit, scratch))
             traces.append(trace(source, args.steps, scratch, f"run-{i}"))
     a, b = traces
     print(f"{len(a)} and {len(b)} updates from {args.steps} agent steps")
     for i, (x, y) in enumerate(zip(a, b)):
         if x != y:
-            print(f"first difference at update {i + 1}:\n  {args.commits[0]}: {x}\n  "
-                  f"{args.commits[1]}: {y}")
+            print(
+                f"first difference at update {i + 1}:\n  {args.commits[0]}: {x}\n  "
+                f"{args.commits[1]}: {y}"
+            )
             break
     else:
         same = len(a) == len(b)
-        print("identical: every update's metrics are equal" if same else
-              "equal as far as both go, but the runs made a different number of updates")
+        print(
+            "identical: every update's metrics are equal"
+            if same
+            else "equal as far as both go, but the runs made a different number of updates"
+        )
 
 
 if __name__ == "__main__":

@@ -19,13 +19,18 @@ ROOT = Path(__file__).resolve().parents[1]
 def checked_out(commit: str, scratch: Path):
     """``commit`` in a temporary git worktree under ``scratch``, removed afterwards."""
     path = scratch / f"tree-{commit}"
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(path), commit],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(path), commit],
+        check=True,
+        capture_output=True,
+    )
     try:
         yield path
     finally:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(path)],
-                       capture_output=True)
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(path)],
+            capture_output=True,
+        )
 
 
 def environment(source: Path, scratch: Path, name: str) -> dict[str, str]:
@@ -33,6 +38,9 @@ def environment(source: Path, scratch: Path, name: str) -> dict[str, str]:
     or SC2PATH of the caller's, and an emulator install of its own under ``scratch``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("DASK_SC2DASK")}
     env.pop("SC2PATH", None)
-    env.update(PYTHONPATH=str(source), SC2DASK_EMULATOR_DIR=str(scratch / name / "sc2"),
-               SC2DASK_LOG_DIR=str(scratch / name))
+    env.update(
+        PYTHONPATH=str(source),
+        SC2DASK_EMULATOR_DIR=str(scratch / name / "sc2"),
+        SC2DASK_LOG_DIR=str(scratch / name),
+    )
     return env

@@ -12,15 +12,22 @@ import importlib
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "train": "sc2dask.training.loop", "evaluate": "sc2dask.training.evaluate",
-    "local_cluster": "sc2dask.training.cluster", "SC2Adaptive": "sc2dask.training.elastic",
+    "train": "sc2dask.training.loop",
+    "evaluate": "sc2dask.training.evaluate",
+    "local_cluster": "sc2dask.training.cluster",
+    "SC2Adaptive": "sc2dask.training.elastic",
     "EnvConfig": "sc2dask.game",
-    "TrainSettings": "sc2dask.settings", "AgentSettings": "sc2dask.settings",
+    "TrainSettings": "sc2dask.settings",
+    "AgentSettings": "sc2dask.settings",
     "EvaluateSettings": "sc2dask.settings",
-    "SC2DaskError": "sc2dask.errors", "UnknownMapError": "sc2dask.errors",
-    "GameNotFoundError": "sc2dask.errors", "ConfigError": "sc2dask.errors",
-    "NoCapacityError": "sc2dask.errors", "SchedulerUnreachableError": "sc2dask.errors",
-    "CheckpointError": "sc2dask.errors", "EndpointUnreachableError": "sc2dask.errors",
+    "SC2DaskError": "sc2dask.errors",
+    "UnknownMapError": "sc2dask.errors",
+    "GameNotFoundError": "sc2dask.errors",
+    "ConfigError": "sc2dask.errors",
+    "NoCapacityError": "sc2dask.errors",
+    "SchedulerUnreachableError": "sc2dask.errors",
+    "CheckpointError": "sc2dask.errors",
+    "EndpointUnreachableError": "sc2dask.errors",
 }
 __all__ = [*_EXPORTS, "__version__"]
 

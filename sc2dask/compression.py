@@ -19,7 +19,8 @@ that pickles anywhere, as everything that crosses the network does.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -66,7 +67,7 @@ class Compressor:
         for i, g in enumerate(grads):
             total = (self._residual[i] + g).ravel()
             k = max(1, math.ceil(self.fraction * total.size))
-            keep = np.argpartition(np.abs(total), total.size - k)[total.size - k:]
+            keep = np.argpartition(np.abs(total), total.size - k)[total.size - k :]
             chosen = total[keep]
             scale = float(np.abs(chosen).max()) or 1.0
             values = (chosen / scale).astype(np.float16)
@@ -127,12 +128,18 @@ class DeltaSender:
     versions have passed since they last did.
     """
 
-    def __init__(self, method: str = "none", fraction: float = 0.01, every: int = 1,
-                 always: Sequence[bool] | None = None):
+    def __init__(
+        self,
+        method: str = "none",
+        fraction: float = 0.01,
+        every: int = 1,
+        always: Sequence[bool] | None = None,
+    ):
         Compressor(method, fraction)  # checks both
         if every < 1:
-            raise ValueError(f"layered sync sends the other layers every k >= 1 updates, "
-                             f"not {every}")
+            raise ValueError(
+                f"layered sync sends the other layers every k >= 1 updates, not {every}"
+            )
         self.method, self.fraction, self.every = method, fraction, every
         self.always = None if always is None else list(always)
         self._held: dict = {}  # host key -> (version, the weights it holds, version of the rest)
@@ -145,11 +152,15 @@ class DeltaSender:
             return self.whole(key, version, weights)
         base, copy, rest_at = held
         send_rest = self.every == 1 or version - rest_at >= self.every
-        chosen = [i for i in range(len(weights))
-                  if send_rest or (self.always is not None and self.always[i])]
+        chosen = [
+            i
+            for i in range(len(weights))
+            if send_rest or (self.always is not None and self.always[i])
+        ]
         # A fresh compressor each time: the copy already carries what was not sent yet.
         packed = Compressor(self.method, self.fraction).pack(
-            [np.asarray(weights[i], np.float32) - copy[i] for i in chosen])
+            [np.asarray(weights[i], np.float32) - copy[i] for i in chosen]
+        )
         entries = [None] * len(weights)
         for i, entry in zip(chosen, packed):
             entries[i] = entry

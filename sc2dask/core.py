@@ -53,25 +53,37 @@ class Trajectory:
     log_probs: np.ndarray | None = None
 
     @classmethod
-    def from_steps(cls, observations: Sequence[Mapping[str, np.ndarray]],
-                   actions: Sequence[Mapping[str, int]], rewards: Sequence[float],
-                   terminal: Sequence[bool], version: int, truncated: bool = False,
-                   episode_scores: Sequence[float] = (),
-                   log_probs: Sequence[float] | None = None) -> Trajectory:
+    def from_steps(
+        cls,
+        observations: Sequence[Mapping[str, np.ndarray]],
+        actions: Sequence[Mapping[str, int]],
+        rewards: Sequence[float],
+        terminal: Sequence[bool],
+        version: int,
+        truncated: bool = False,
+        episode_scores: Sequence[float] = (),
+        log_probs: Sequence[float] | None = None,
+    ) -> Trajectory:
         """A trajectory from one env's per-step records.
 
         ``observations``: T + 1 encoded observations (``ObservationEncoder.encode``);
         ``actions``: T dicts of head indices (one env's slice of ``Policy.act``'s actions).
         """
         if len(observations) != len(actions) + 1:
-            raise ValueError(f"A trajectory of {len(actions)} steps needs {len(actions) + 1} "
-                             f"observations, got {len(observations)}")
+            raise ValueError(
+                f"A trajectory of {len(actions)} steps needs {len(actions) + 1} "
+                f"observations, got {len(observations)}"
+            )
         return cls(
             observations={k: np.stack([o[k] for o in observations]) for k in observations[0]},
             actions={h: np.array([a[h] for a in actions], np.int32) for h in actions[0]},
-            rewards=np.asarray(rewards, np.float32), terminal=np.asarray(terminal, bool),
-            version=version, truncated=truncated, episode_scores=list(episode_scores),
-            log_probs=None if log_probs is None else np.asarray(log_probs, np.float32))
+            rewards=np.asarray(rewards, np.float32),
+            terminal=np.asarray(terminal, bool),
+            version=version,
+            truncated=truncated,
+            episode_scores=list(episode_scores),
+            log_probs=None if log_probs is None else np.asarray(log_probs, np.float32),
+        )
 
     def __len__(self) -> int:
         return len(self.rewards)
@@ -155,8 +167,7 @@ class Learner(Protocol):
     policy: Policy
     optimizer: Any  # its learning rate is scaled for stale gradients (update rules)
 
-    def compute_gradients(self, trajectories: Sequence[Trajectory]) -> tuple[Weights, Metrics]:
-        ...
+    def compute_gradients(self, trajectories: Sequence[Trajectory]) -> tuple[Weights, Metrics]: ...
 
     def apply_gradients(self, grads: Weights) -> None: ...
 

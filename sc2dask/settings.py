@@ -70,9 +70,11 @@ class Rule:
         return " and ".join(parts)
 
     def admits(self, value) -> bool:
-        return ((self.above is None or value > self.above)
-                and (self.minimum is None or value >= self.minimum)
-                and (self.maximum is None or value <= self.maximum))
+        return (
+            (self.above is None or value > self.above)
+            and (self.minimum is None or value >= self.minimum)
+            and (self.maximum is None or value <= self.maximum)
+        )
 
 
 def parse_endpoint(text: str) -> tuple[str, int]:
@@ -83,7 +85,8 @@ def parse_endpoint(text: str) -> tuple[str, int]:
         raise ConfigError(
             f"{text!r} is not a game address: give HOST:PORT, e.g. 127.0.0.1:5000 for a game "
             f"started with `StarCraft II -listen 127.0.0.1 -port 5000` or `sc2dask emulator "
-            f"serve --port 5000`; several are comma-separated.")
+            f"serve --port 5000`; several are comma-separated."
+        )
     return host, int(port)
 
 
@@ -95,8 +98,10 @@ def parse_endpoints(texts) -> tuple[str, ...]:
         host, port = parse_endpoint(text)
         endpoint = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         if endpoint in endpoints:
-            raise ConfigError(f"the game {endpoint} is listed twice; each env needs a game of "
-                              f"its own, so list each address once.")
+            raise ConfigError(
+                f"the game {endpoint} is listed twice; each env needs a game of "
+                f"its own, so list each address once."
+            )
         endpoints.append(endpoint)
     return tuple(endpoints)
 
@@ -104,8 +109,10 @@ def parse_endpoints(texts) -> tuple[str, ...]:
 def parse_conv_filters(filters: tuple[int, ...]) -> tuple[int, ...]:
     """Two positive filter counts, one per conv of the tower (``conv_kernels``)."""
     if len(filters) != 2 or min(filters) < 1:
-        raise ConfigError(f"give two filter counts of at least 1, one per conv of the "
-                          f"tower, e.g. 16,32; not {','.join(map(str, filters))}")
+        raise ConfigError(
+            f"give two filter counts of at least 1, one per conv of the "
+            f"tower, e.g. 16,32; not {','.join(map(str, filters))}"
+        )
     return filters
 
 
@@ -113,8 +120,10 @@ def parse_conv_kernels(kernels: tuple[int, ...]) -> tuple[int, ...]:
     """Two odd kernel sizes, one per conv of the tower: odd, so a "same" conv stays
     centred on its cell and the spatial policy's logits line up with the screen."""
     if len(kernels) != 2 or min(kernels) < 1 or any(k % 2 == 0 for k in kernels):
-        raise ConfigError(f"give two odd kernel sizes, one per conv of the tower, e.g. "
-                          f"5,3 (FullyConv's) or 3,3; not {','.join(map(str, kernels))}")
+        raise ConfigError(
+            f"give two odd kernel sizes, one per conv of the tower, e.g. "
+            f"5,3 (FullyConv's) or 3,3; not {','.join(map(str, kernels))}"
+        )
     return kernels
 
 
@@ -137,6 +146,7 @@ _S = typing.TypeVar("_S", bound=_Section)
 def _section(name: str) -> Callable[[type[_S]], type[_S]]:
     """Make a frozen dataclass of settings section ``name``: each ``field: type = rule(...)``
     gets its default from ``sc2dask.yaml`` and keeps its rule in the field's metadata."""
+
     def decorate(cls):
         yaml_section = DEFAULTS["sc2dask"][name]
         for field_name in cls.__annotations__:
@@ -145,18 +155,27 @@ def _section(name: str) -> Callable[[type[_S]], type[_S]]:
             if key not in yaml_section:
                 raise KeyError(f"sc2dask.yaml has no sc2dask.{name}.{key}")
             default = yaml_section[key]
-            setattr(cls, field_name, dataclasses.field(
-                default=tuple(default) if isinstance(default, list) else default,
-                metadata={"rule": rule}))
+            setattr(
+                cls,
+                field_name,
+                dataclasses.field(
+                    default=tuple(default) if isinstance(default, list) else default,
+                    metadata={"rule": rule},
+                ),
+            )
         cls.section = name
         return dataclasses.dataclass(frozen=True)(cls)
+
     return decorate
 
 
-RUNNING_GAMES = rule("games already running to play on (HOST:PORT each, e.g. `StarCraft II "
-                     "-listen HOST -port PORT` or `sc2dask emulator serve`), one env each, on "
-                     "the workers nearest them; empty: every env launches its own game",
-                     parse=parse_endpoints, metavar="HOST:PORT,...")
+RUNNING_GAMES = rule(
+    "games already running to play on (HOST:PORT each, e.g. `StarCraft II "
+    "-listen HOST -port PORT` or `sc2dask emulator serve`), one env each, on "
+    "the workers nearest them; empty: every env launches its own game",
+    parse=parse_endpoints,
+    metavar="HOST:PORT,...",
+)
 
 
 @_section("train")
@@ -165,41 +184,63 @@ class TrainSettings(_Section):
 
     map: str = rule("the mini-game to train on")
     envs: int | None = rule("environments in all; leave unset for all SC2 capacity", minimum=1)
-    envs_max: int | None = rule("elastic: grow to this many envs as workers with SC2 "
-                                "capacity join, and carry on without the hosts of workers "
-                                "that leave for good; unset: a fixed number of envs",
-                                minimum=1)
+    envs_max: int | None = rule(
+        "elastic: grow to this many envs as workers with SC2 "
+        "capacity join, and carry on without the hosts of workers "
+        "that leave for good; unset: a fixed number of envs",
+        minimum=1,
+    )
     max_steps: int = rule("agent steps to train for, summed over all envs", minimum=1)
-    mode: Mode = rule("central: the client computes gradients; sync: hosts do, averaged "
-                      "per update; async: hosts do, applied as they arrive")
+    mode: Mode = rule(
+        "central: the client computes gradients; sync: hosts do, averaged "
+        "per update; async: hosts do, applied as they arrive"
+    )
     rollout_steps: int = rule("steps each env plays per rollout", minimum=1)
     step_mul: int = rule("game loops per agent step", minimum=1)
-    env_groups: int = rule("a host's envs split into this many groups that take turns: one "
-                           "group's forward pass while the others' games step (2: double "
-                           "buffering)", minimum=1)
-    overlap: bool = rule("central: a host plays its next rollout while the client learns "
-                         "from its last (on weights one update older)")
-    sync_gradients: int | None = rule("sync: gradients averaged per update (at most the "
-                                      "number of env hosts); unset: one per host", minimum=1)
-    compression: Compression = rule("how weights travel to hosts (as deltas from what a "
-                                    "host holds) and, in sync and async, gradients back "
-                                    "(fp16, int8: 2x, 4x fewer bytes; topk: the "
-                                    "topk-fraction largest, with error feedback)")
-    topk_fraction: float = rule("topk: the fraction of gradient (and weight delta) entries "
-                                "sent", above=0, maximum=1)
-    layered_sync: int = rule("send hosts the policy and value heads with every update and "
-                             "the other layers every k updates (1: everything, every update)",
-                             minimum=1)
-    sync_lr_scaling: LrScaling = rule("sync: scale each update's learning rate with the "
-                                      "number K of gradients it averages (a K times larger "
-                                      "batch): none, sqrt (by sqrt(K)) or linear (by K)")
+    env_groups: int = rule(
+        "a host's envs split into this many groups that take turns: one "
+        "group's forward pass while the others' games step (2: double "
+        "buffering)",
+        minimum=1,
+    )
+    overlap: bool = rule(
+        "central: a host plays its next rollout while the client learns "
+        "from its last (on weights one update older)"
+    )
+    sync_gradients: int | None = rule(
+        "sync: gradients averaged per update (at most the "
+        "number of env hosts); unset: one per host",
+        minimum=1,
+    )
+    compression: Compression = rule(
+        "how weights travel to hosts (as deltas from what a "
+        "host holds) and, in sync and async, gradients back "
+        "(fp16, int8: 2x, 4x fewer bytes; topk: the "
+        "topk-fraction largest, with error feedback)"
+    )
+    topk_fraction: float = rule(
+        "topk: the fraction of gradient (and weight delta) entries sent", above=0, maximum=1
+    )
+    layered_sync: int = rule(
+        "send hosts the policy and value heads with every update and "
+        "the other layers every k updates (1: everything, every update)",
+        minimum=1,
+    )
+    sync_lr_scaling: LrScaling = rule(
+        "sync: scale each update's learning rate with the "
+        "number K of gradients it averages (a K times larger "
+        "batch): none, sqrt (by sqrt(K)) or linear (by K)"
+    )
     async_lr_damping: AsyncDamping = rule(
         "async: divide a gradient's learning rate by 1 + the staleness beyond the H - 1 "
-        "versions that H hosts make anyway (excess), or by 1 + its staleness (staleness)")
-    max_staleness: int = rule("async, and sync stragglers: drop gradients more than this "
-                              "many versions old (async with excess damping: beyond the "
-                              "H - 1 that H hosts make)",
-                              minimum=0)
+        "versions that H hosts make anyway (excess), or by 1 + its staleness (staleness)"
+    )
+    max_staleness: int = rule(
+        "async, and sync stragglers: drop gradients more than this "
+        "many versions old (async with excess damping: beyond the "
+        "H - 1 that H hosts make)",
+        minimum=0,
+    )
     checkpoint_dir: str | None = rule("folder for checkpoints and TensorBoard files")
     checkpoint_every: int = rule("updates between checkpoints (0: only at the end)", minimum=0)
     seed: int = rule("seed of the weights, the games and the action sampling", minimum=0)
@@ -213,8 +254,9 @@ class AgentSettings(_Section):
 
     action_set: str = rule("the functions the agent may call (sc2dask/agents/spaces.py)")
     screen_layers: tuple[str, ...] = rule("pysc2 feature screen layers the network reads")
-    minimap_layers: tuple[str, ...] = rule("pysc2 feature minimap layers the network reads "
-                                           "(none: no minimap tower)")
+    minimap_layers: tuple[str, ...] = rule(
+        "pysc2 feature minimap layers the network reads (none: no minimap tower)"
+    )
     screen: int = rule("feature screen size, pixels a side", minimum=1, maximum=1024)
     minimap: int = rule("feature minimap size, pixels a side", minimum=1, maximum=1024)
     learning_rate: float = rule("Adam's step size", above=0)
@@ -224,19 +266,27 @@ class AgentSettings(_Section):
     gae_lambda: float = rule("GAE's lambda (1: plain n-step returns)", minimum=0, maximum=1)
     normalize_advantages: bool = rule("scale each batch's advantages to mean 0, std 1")
     clip_ratio: float = rule("PPO's clip on pi/pi_behaviour", above=0)
-    epochs: int = rule("passes over each batch; > 1 is PPO-style reuse (central mode only)",
-                       minimum=1)
+    epochs: int = rule(
+        "passes over each batch; > 1 is PPO-style reuse (central mode only)", minimum=1
+    )
     minibatches: int = rule("minibatches per epoch, split by trajectory", minimum=1)
-    precision: Precision = rule("Keras dtype policy of the network's body (heads and "
-                                "value stay float32; mixed_float16 scales the loss)")
-    conv_filters: tuple[int, ...] = rule("filters of FullyConv's two convs at full "
-                                         "resolution", parse=parse_conv_filters,
-                                         metavar="N,N")
-    conv_kernels: tuple[int, ...] = rule("kernel sizes of those two convs (odd)",
-                                         parse=parse_conv_kernels, metavar="N,N")
-    dense_grid: int = rule("strided convs shrink the state to at most this many cells a "
-                           "side before the dense layer (fewer: fewer weights to send)",
-                           minimum=1)
+    precision: Precision = rule(
+        "Keras dtype policy of the network's body (heads and "
+        "value stay float32; mixed_float16 scales the loss)"
+    )
+    conv_filters: tuple[int, ...] = rule(
+        "filters of FullyConv's two convs at full resolution",
+        parse=parse_conv_filters,
+        metavar="N,N",
+    )
+    conv_kernels: tuple[int, ...] = rule(
+        "kernel sizes of those two convs (odd)", parse=parse_conv_kernels, metavar="N,N"
+    )
+    dense_grid: int = rule(
+        "strided convs shrink the state to at most this many cells a "
+        "side before the dense layer (fewer: fewer weights to send)",
+        minimum=1,
+    )
 
 
 @_section("evaluate")
@@ -257,14 +307,18 @@ class WorkerSettings(_Section):
     """What one worker offers; read where the worker runs (``sc2dask.worker`` preload), so
     each node can set its own, e.g. ``DASK_SC2DASK__WORKER__SC2=127.0.0.1:5000,...``."""
 
-    sc2: tuple[str, ...] = rule("games already running for this worker's envs (HOST:PORT "
-                                "each, usually its own node's); they are used instead of "
-                                "launching games", parse=parse_endpoints,
-                                metavar="HOST:PORT,...")
+    sc2: tuple[str, ...] = rule(
+        "games already running for this worker's envs (HOST:PORT "
+        "each, usually its own node's); they are used instead of "
+        "launching games",
+        parse=parse_endpoints,
+        metavar="HOST:PORT,...",
+    )
 
 
-SECTIONS = {cls.section: cls for cls in (TrainSettings, AgentSettings, EvaluateSettings,
-                                         WorkerSettings)}
+SECTIONS = {
+    cls.section: cls for cls in (TrainSettings, AgentSettings, EvaluateSettings, WorkerSettings)
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -275,8 +329,12 @@ class Loaded:
     origins: dict[str, str]
 
 
-def load(cls, overrides: Mapping[str, Any] | None = None,
-         origin: str = "keyword argument", map_name: str | None = None) -> Loaded:
+def load(
+    cls,
+    overrides: Mapping[str, Any] | None = None,
+    origin: str = "keyword argument",
+    map_name: str | None = None,
+) -> Loaded:
     """The checked settings of section ``cls`` from dask.config, with ``overrides`` on top.
 
     ``overrides`` are field names (snake_case or kebab-case); a None value means "from
@@ -285,8 +343,10 @@ def load(cls, overrides: Mapping[str, Any] | None = None,
     """
     name = cls.section
     fields = {f.name: f for f in dataclasses.fields(cls)}
-    current = {key.replace("-", "_"): value
-               for key, value in (dask.config.get(f"sc2dask.{name}", default={}) or {}).items()}
+    current = {
+        key.replace("-", "_"): value
+        for key, value in (dask.config.get(f"sc2dask.{name}", default={}) or {}).items()
+    }
     per_map = map_defaults(map_name, name)
     for key in current:
         _check_known(name, key, fields)
@@ -305,8 +365,13 @@ def load(cls, overrides: Mapping[str, Any] | None = None,
             value, where = current.get(key, field.default), _config_origin(name, key, current)
             if where == DEFAULT_ORIGIN and key in per_map:
                 value, where = per_map[key], MAP_DEFAULT_ORIGIN.format(map=map_name)
-        values[key] = _checked(f"sc2dask.{name}.{key.replace('_', '-')}", value, hints[key],
-                               field.metadata["rule"], where)
+        values[key] = _checked(
+            f"sc2dask.{name}.{key.replace('_', '-')}",
+            value,
+            hints[key],
+            field.metadata["rule"],
+            where,
+        )
         origins[key] = where
     return Loaded(cls(**values), origins)
 
@@ -326,25 +391,34 @@ def use_file(path: str | os.PathLike) -> dict:
     try:
         content = yaml.safe_load(Path(path).read_text())
     except OSError as exc:
-        raise ConfigError(f"Cannot read --config {path} ({exc.strerror}); give a YAML "
-                          f"file such as sc2dask/sc2dask.yaml.") from None
+        raise ConfigError(
+            f"Cannot read --config {path} ({exc.strerror}); give a YAML "
+            f"file such as sc2dask/sc2dask.yaml."
+        ) from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"--config {path} is not valid YAML ({exc}).") from None
     if not isinstance(content, dict) or not isinstance(content.get("sc2dask"), dict):
-        raise ConfigError(f"--config {path} must hold a mapping under 'sc2dask:' (sections "
-                          f"{', '.join(SECTIONS)}), as sc2dask/sc2dask.yaml does.")
+        raise ConfigError(
+            f"--config {path} must hold a mapping under 'sc2dask:' (sections "
+            f"{', '.join(SECTIONS)}), as sc2dask/sc2dask.yaml does."
+        )
     for section, values in content["sc2dask"].items():
         if section not in SECTIONS:
-            raise ConfigError(f"--config {path}: unknown section sc2dask.{section}; "
-                              f"sections are {', '.join(SECTIONS)}.")
+            raise ConfigError(
+                f"--config {path}: unknown section sc2dask.{section}; "
+                f"sections are {', '.join(SECTIONS)}."
+            )
         if not isinstance(values, dict):
-            raise ConfigError(f"--config {path}: sc2dask.{section} must be a mapping of "
-                              f"settings.")
+            raise ConfigError(f"--config {path}: sc2dask.{section} must be a mapping of settings.")
         _FILES[section].update({k.replace("-", "_"): (v, str(path)) for k, v in values.items()})
     # Leaf by leaf: setting the "sc2dask" mapping whole would drop every key the file lacks.
-    dask.config.set({f"sc2dask.{section}.{key}": value
-                     for section, values in content["sc2dask"].items()
-                     for key, value in values.items()})  # process-wide, like a config file
+    dask.config.set(
+        {
+            f"sc2dask.{section}.{key}": value
+            for section, values in content["sc2dask"].items()
+            for key, value in values.items()
+        }
+    )  # process-wide, like a config file
     return content
 
 
@@ -382,8 +456,10 @@ def _check_known(section: str, key: str, fields: Mapping[str, Any]) -> None:
         known = [k.replace("_", "-") for k in fields]
         close = difflib.get_close_matches(key.replace("_", "-"), known, n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise ConfigError(f"Unknown setting sc2dask.{section}.{key.replace('_', '-')}.{hint} "
-                          f"Known: {', '.join(known)}.")
+        raise ConfigError(
+            f"Unknown setting sc2dask.{section}.{key.replace('_', '-')}.{hint} "
+            f"Known: {', '.join(known)}."
+        )
 
 
 def _checked(name: str, value, hint, rule: Rule, origin: str):
@@ -396,10 +472,14 @@ def _checked(name: str, value, hint, rule: Rule, origin: str):
     (kind,) = allowed
     converted = _convert(value, kind)
     if converted is _INVALID:
-        raise ConfigError(f"{name} must be {_kind_name(kind, rule)}, not {value!r} "
-                          f"(from {origin}).")
-    if isinstance(converted, (int, float)) and not isinstance(converted, bool) \
-            and not rule.admits(converted):
+        raise ConfigError(
+            f"{name} must be {_kind_name(kind, rule)}, not {value!r} (from {origin})."
+        )
+    if (
+        isinstance(converted, (int, float))
+        and not isinstance(converted, bool)
+        and not rule.admits(converted)
+    ):
         raise ConfigError(f"{name} must be {rule.describe()}, not {value!r} (from {origin}).")
     if rule.parse is not None:
         try:
@@ -461,8 +541,12 @@ def _kind_name(kind, rule: Rule) -> str:
             return "a list of whole numbers (a YAML list, or comma-separated: 16,32)"
         return "a list of names (a YAML list, or comma-separated: a,b)"
     bounds = rule.describe()
-    names = {bool: "true or false", int: "a whole number", float: "a number",
-             str: "a non-empty string"}
+    names = {
+        bool: "true or false",
+        int: "a whole number",
+        float: "a number",
+        str: "a non-empty string",
+    }
     return names[kind] + (f" {bounds}" if bounds else "")
 
 

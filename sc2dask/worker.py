@@ -13,4 +13,5 @@ async def dask_teardown(worker) -> None:
     """Close the worker's env hosts as it closes (``sc2dask/runtime/env_host.py``)."""
     if worker.state.actors:  # else nothing to close, and pysc2 (heavy) stays unimported
         from .runtime.env_host import close_hosts
+
         await close_hosts(worker)

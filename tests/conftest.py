@@ -41,8 +41,10 @@ def client(sc2path, request):
     A module sets ``SC2_PER_WORKER`` for more than one SC2 slot per worker.
     """
     per_worker = getattr(request.module, "SC2_PER_WORKER", 1)
-    with local_cluster(n_workers=2, sc2_per_worker=per_worker) as cluster, \
-            Client(cluster, direct_to_workers=True) as client:
+    with (
+        local_cluster(n_workers=2, sc2_per_worker=per_worker) as cluster,
+        Client(cluster, direct_to_workers=True) as client,
+    ):
         yield client
 
 
@@ -50,5 +52,6 @@ def client(sc2path, request):
 def _absl_flags():
     """pysc2 reads absl flags (e.g. sc2_run_config); parse an empty command line once."""
     from absl import flags
+
     if not flags.FLAGS.is_parsed():
         flags.FLAGS(["pytest"])

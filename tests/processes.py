@@ -24,8 +24,13 @@ class Processes:
         """``env`` adds to this process's environment; a None value removes the variable."""
         environ = {**os.environ, **(env or {})}
         log = open(self.logs / f"{name}.log", "wb")
-        process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                   env={k: v for k, v in environ.items() if v is not None})
+        process = subprocess.Popen(
+            args,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={k: v for k, v in environ.items() if v is not None},
+        )
         self.started.append((name, process, log))
         return process
 
@@ -35,8 +40,19 @@ class Processes:
     def scheduler(self) -> str:
         """Start `dask scheduler` on a random port; its address."""
         info = self.logs / "scheduler.json"
-        self.start("scheduler", str(BIN / "dask"), "scheduler", "--host", "127.0.0.1",
-                   "--port", "0", "--dashboard-address", ":0", "--scheduler-file", str(info))
+        self.start(
+            "scheduler",
+            str(BIN / "dask"),
+            "scheduler",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--dashboard-address",
+            ":0",
+            "--scheduler-file",
+            str(info),
+        )
         return wait_until(lambda: read_json(info), 60, "the scheduler file")["address"]
 
     def close(self):

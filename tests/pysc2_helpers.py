@@ -6,10 +6,17 @@ from sc2dask.game.pysc2lib import features, sc2_env
 def make_env(map_name, screen=64, minimap=64, raw=False, feature_units=False, **kwargs):
     aif = sc2_env.AgentInterfaceFormat(
         feature_dimensions=features.Dimensions(screen=screen, minimap=minimap),
-        use_feature_units=feature_units, use_raw_units=raw, use_raw_actions=raw)
+        use_feature_units=feature_units,
+        use_raw_units=raw,
+        use_raw_actions=raw,
+    )
     kwargs.setdefault("step_mul", 8)
-    return sc2_env.SC2Env(map_name=map_name, players=[sc2_env.Agent(sc2_env.Race.terran)],
-                          agent_interface_format=aif, **kwargs)
+    return sc2_env.SC2Env(
+        map_name=map_name,
+        players=[sc2_env.Agent(sc2_env.Race.terran)],
+        agent_interface_format=aif,
+        **kwargs,
+    )
 
 
 def play(env, agent, episodes):

@@ -3,10 +3,20 @@ and topk's feedback."""
 
 import numpy as np
 import pytest
-from hypothesis import given, settings as hsettings, strategies as st
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
-from sc2dask.compression import (METHODS, Compressor, DeltaSender, WeightDelta, apply_delta,
-                                 nbytes, payload_nbytes, unpack)
+from sc2dask.compression import (
+    METHODS,
+    Compressor,
+    DeltaSender,
+    WeightDelta,
+    apply_delta,
+    nbytes,
+    payload_nbytes,
+    unpack,
+)
 
 pytestmark = pytest.mark.unit
 SHAPES = [(5, 5, 2, 16), (16,), (2048, 256), (256, 1)]  # conv, bias, dense, head
@@ -16,8 +26,9 @@ def _grads(rng, scale=1e-3):
     return [rng.normal(0, scale, s).astype(np.float32) for s in SHAPES]
 
 
-@pytest.mark.parametrize("method, at_least", [("none", 1), ("fp16", 1.99), ("int8", 3.99),
-                                              ("topk", 50)])
+@pytest.mark.parametrize(
+    "method, at_least", [("none", 1), ("fp16", 1.99), ("int8", 3.99), ("topk", 50)]
+)
 def test_each_method_sends_its_share_of_the_bytes(method, at_least):
     grads = _grads(np.random.default_rng(0))
     packed = Compressor(method, fraction=0.01).pack(grads)
@@ -46,8 +57,9 @@ def test_topk_error_feedback_sends_everything_eventually(seed, fraction, rounds)
     for _ in range(rounds):
         grads = _grads(rng)
         packed = compressor.pack(grads)
-        assert all(len(p.indices) == max(1, int(np.ceil(fraction * g.size)))
-                   for p, g in zip(packed, grads))
+        assert all(
+            len(p.indices) == max(1, int(np.ceil(fraction * g.size))) for p, g in zip(packed, grads)
+        )
         for i, (g, back) in enumerate(zip(grads, unpack(packed))):
             given_sum[i] += g
             sent_sum[i] += back
@@ -64,8 +76,9 @@ def test_unknown_methods_and_fractions_are_refused():
 
 @hsettings(max_examples=20, deadline=None)
 @given(st.integers(0, 2**31), st.sampled_from(METHODS), st.integers(1, 5), st.integers(1, 12))
-def test_a_host_fed_weight_deltas_holds_what_the_client_thinks_it_holds(seed, method, every,
-                                                                       versions):
+def test_a_host_fed_weight_deltas_holds_what_the_client_thinks_it_holds(
+    seed, method, every, versions
+):
     """Whatever the method and layering, the host (applying each delta to what it holds)
     and the client's copy agree exactly, and after a version that carries everything the
     host is within one delta's rounding of the store's weights."""

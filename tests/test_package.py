@@ -12,8 +12,14 @@ pytestmark = pytest.mark.unit
 
 
 def test_train_and_evaluate_are_functions_after_every_submodule_is_imported():
-    for module in ("sc2dask.training", "sc2dask.training.loop", "sc2dask.training.evaluate",
-                   "sc2dask.worker", "sc2dask.dashboard", "sc2dask.cli"):
+    for module in (
+        "sc2dask.training",
+        "sc2dask.training.loop",
+        "sc2dask.training.evaluate",
+        "sc2dask.worker",
+        "sc2dask.dashboard",
+        "sc2dask.cli",
+    ):
         importlib.import_module(module)
     assert callable(sc2dask.evaluate) and sc2dask.evaluate.__name__ == "evaluate"
     assert callable(sc2dask.train) and sc2dask.train.__name__ == "train"
@@ -24,6 +30,7 @@ def test_train_and_evaluate_are_functions_after_every_submodule_is_imported():
 def test_the_documented_preloads_keep_their_paths():
     from sc2dask.monitoring import page
     from sc2dask.runtime import preload
+
     assert importlib.import_module("sc2dask.worker").dask_setup is preload.dask_setup
     assert importlib.import_module("sc2dask.dashboard").dask_setup is page.dask_setup
 
@@ -36,8 +43,9 @@ def test_every_export_resolves():
 def test_the_agent_config_imports_without_tensorflow():
     """The client builds it before its cluster starts and workers unpickle it in their
     event loop: neither may wait 3-4 s for TensorFlow there (sc2dask/agents/config.py)."""
-    code = ("import sys; from sc2dask.agents.config import A2CConfig; A2CConfig(); "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'keras')))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
+    code = (
+        "import sys; from sc2dask.agents.config import A2CConfig; A2CConfig(); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'keras')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

@@ -56,26 +56,32 @@ def test_defaults_load_with_their_types():
 
 def test_a_bad_type_in_an_environment_variable_names_the_variable(clean_config):
     _env(clean_config, "DASK_SC2DASK__AGENT__LEARNING_RATE", "abc")
-    with pytest.raises(ConfigError, match=r"sc2dask.agent.learning-rate must be a number > 0, "
-                                          r"not 'abc' \(from environment variable "
-                                          r"DASK_SC2DASK__AGENT__LEARNING_RATE\)"):
+    with pytest.raises(
+        ConfigError,
+        match=r"sc2dask.agent.learning-rate must be a number > 0, "
+        r"not 'abc' \(from environment variable "
+        r"DASK_SC2DASK__AGENT__LEARNING_RATE\)",
+    ):
         settings.load(settings.AgentSettings)
 
 
-@pytest.mark.parametrize("section, key, value, message", [
-    (settings.TrainSettings, "rollout_steps", 0, "rollout-steps must be >= 1"),
-    (settings.TrainSettings, "max_staleness", -1, "max-staleness must be >= 0"),
-    (settings.TrainSettings, "sync_gradients", 0, "sync-gradients must be >= 1"),
-    (settings.TrainSettings, "envs", 0, "envs must be >= 1"),
-    (settings.TrainSettings, "mode", "sideways", "mode must be one of central, sync, async"),
-    (settings.AgentSettings, "learning_rate", 0.0, "learning-rate must be > 0"),
-    (settings.AgentSettings, "gamma", 0.0, "gamma must be > 0 and <= 1"),
-    (settings.AgentSettings, "gamma", 1.5, "gamma must be > 0 and <= 1"),
-    (settings.AgentSettings, "screen", 0, "screen must be >= 1 and <= 1024"),
-    (settings.AgentSettings, "screen", 2048, "screen must be >= 1 and <= 1024"),
-    (settings.AgentSettings, "screen", 16.5, "screen must be a whole number"),
-    (settings.AgentSettings, "normalize_advantages", "maybe", "must be true or false"),
-])
+@pytest.mark.parametrize(
+    "section, key, value, message",
+    [
+        (settings.TrainSettings, "rollout_steps", 0, "rollout-steps must be >= 1"),
+        (settings.TrainSettings, "max_staleness", -1, "max-staleness must be >= 0"),
+        (settings.TrainSettings, "sync_gradients", 0, "sync-gradients must be >= 1"),
+        (settings.TrainSettings, "envs", 0, "envs must be >= 1"),
+        (settings.TrainSettings, "mode", "sideways", "mode must be one of central, sync, async"),
+        (settings.AgentSettings, "learning_rate", 0.0, "learning-rate must be > 0"),
+        (settings.AgentSettings, "gamma", 0.0, "gamma must be > 0 and <= 1"),
+        (settings.AgentSettings, "gamma", 1.5, "gamma must be > 0 and <= 1"),
+        (settings.AgentSettings, "screen", 0, "screen must be >= 1 and <= 1024"),
+        (settings.AgentSettings, "screen", 2048, "screen must be >= 1 and <= 1024"),
+        (settings.AgentSettings, "screen", 16.5, "screen must be a whole number"),
+        (settings.AgentSettings, "normalize_advantages", "maybe", "must be true or false"),
+    ],
+)
 def test_out_of_range_values_name_the_setting_and_the_range(section, key, value, message):
     with pytest.raises(ConfigError, match=message):
         settings.load(section, {key: value})
@@ -96,8 +102,9 @@ def test_a_map_has_its_own_defaults_under_any_setting_a_user_gives(clean_config)
     other = settings.load(settings.AgentSettings, map_name="DefeatRoaches")
     assert other.values.action_set == "minigames"
     assert settings.load(settings.AgentSettings).values.action_set == "minigames"
-    flag = settings.load(settings.AgentSettings, {"action_set": "all"}, "command line",
-                         map_name="MoveToBeacon")
+    flag = settings.load(
+        settings.AgentSettings, {"action_set": "all"}, "command line", map_name="MoveToBeacon"
+    )
     assert flag.values.action_set == "all" and flag.origins["action_set"] == "command line"
     _env(clean_config, "DASK_SC2DASK__AGENT__ACTION_SET", "minigames")
     env = settings.load(settings.AgentSettings, map_name="MoveToBeacon")
@@ -139,8 +146,10 @@ def test_precedence_flag_then_config_file_then_environment_then_default(clean_co
     _env(clean_config, "DASK_SC2DASK__TRAIN__ROLLOUT_STEPS", "4")
     _env(clean_config, "DASK_SC2DASK__AGENT__GAMMA", "0.9")
     file = tmp_path / "run.yaml"
-    file.write_text("sc2dask:\n  train:\n    mode: sync\n    rollout-steps: 8\n"
-                    "  agent:\n    learning-rate: 0.002\n")
+    file.write_text(
+        "sc2dask:\n  train:\n    mode: sync\n    rollout-steps: 8\n"
+        "  agent:\n    learning-rate: 0.002\n"
+    )
     settings.use_file(file)
     train = settings.load(settings.TrainSettings, {"rollout_steps": 32}, origin="command line")
     assert train.values.rollout_steps == 32 and train.origins["rollout_steps"] == "command line"
@@ -159,8 +168,10 @@ def test_config_show_prints_each_value_and_its_origin(clean_config, tmp_path, ca
     file.write_text("sc2dask:\n  agent:\n    screen: 16\n")
     assert main(["config", "show", "--config", str(file), "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
-    assert shown["train"]["mode"] == {"value": "sync",
-                                      "from": "environment variable DASK_SC2DASK__TRAIN__MODE"}
+    assert shown["train"]["mode"] == {
+        "value": "sync",
+        "from": "environment variable DASK_SC2DASK__TRAIN__MODE",
+    }
     assert shown["agent"]["screen"] == {"value": 16, "from": str(file)}
     assert shown["evaluate"]["episodes"]["from"] == settings.DEFAULT_ORIGIN
     assert main(["config", "show"]) == 0
@@ -168,11 +179,14 @@ def test_config_show_prints_each_value_and_its_origin(clean_config, tmp_path, ca
     assert "sc2dask.train.mode" in table and "sync" in table
 
 
-@pytest.mark.parametrize("content, message", [
-    ("train:\n  mode: sync\n", "must hold a mapping under 'sc2dask:'"),
-    ("sc2dask:\n  trainer:\n    mode: sync\n", "unknown section sc2dask.trainer"),
-    ("sc2dask: [1, 2\n", "is not valid YAML"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("train:\n  mode: sync\n", "must hold a mapping under 'sc2dask:'"),
+        ("sc2dask:\n  trainer:\n    mode: sync\n", "unknown section sc2dask.trainer"),
+        ("sc2dask: [1, 2\n", "is not valid YAML"),
+    ],
+)
 def test_a_bad_config_file_is_a_clear_error(tmp_path, content, message, capsys):
     file = tmp_path / "bad.yaml"
     file.write_text(content)
@@ -191,10 +205,23 @@ def test_every_setting_is_a_flag_of_train_and_listed_in_its_help():
 
 
 def test_flags_parse_to_the_settings_types():
-    args = parser().parse_args(["train", "--learning-rate", "0.001", "--screen", "16",
-                                "--no-normalize-advantages", "--mode", "async"])
-    assert given(args, args.agent_fields) == {"learning_rate": 0.001, "screen": 16,
-                                              "normalize_advantages": False}
+    args = parser().parse_args(
+        [
+            "train",
+            "--learning-rate",
+            "0.001",
+            "--screen",
+            "16",
+            "--no-normalize-advantages",
+            "--mode",
+            "async",
+        ]
+    )
+    assert given(args, args.agent_fields) == {
+        "learning_rate": 0.001,
+        "screen": 16,
+        "normalize_advantages": False,
+    }
     assert given(args, args.train_fields) == {"mode": "async"}
     with pytest.raises(SystemExit) as exit_:
         parser().parse_args(["train", "--screen", "big"])
@@ -208,10 +235,13 @@ def test_feature_layers_are_lists_from_yaml_flags_and_the_environment(clean_conf
     assert beacon.minimap_layers == ()  # the map's own default: no minimap tower
     _env(clean_config, "DASK_SC2DASK__AGENT__SCREEN_LAYERS", "player_relative, selected")
     assert settings.load(settings.AgentSettings).values.screen_layers == (
-        "player_relative", "selected")
+        "player_relative",
+        "selected",
+    )
     args = parser().parse_args(["train", "--minimap-layers", "camera,selected"])
-    assert settings.load(settings.AgentSettings, given(args, args.agent_fields),
-                         "flag").values.minimap_layers == ("camera", "selected")
+    assert settings.load(
+        settings.AgentSettings, given(args, args.agent_fields), "flag"
+    ).values.minimap_layers == ("camera", "selected")
     with pytest.raises(ConfigError, match="screen-layers must be a list of names.*7"):
         settings.load(settings.AgentSettings, {"screen_layers": 7})
 
@@ -245,6 +275,7 @@ def test_conv_kernels_are_two_odd_sizes(clean_config):
 
 def test_bad_values_from_python_are_named_errors_before_any_cluster():
     import sc2dask
+
     with pytest.raises(ConfigError, match="sc2dask.evaluate.episodes must be >= 1, not 0"):
         sc2dask.evaluate("pysc2_evolved.agents.random_agent.RandomAgent", episodes=0)
     with pytest.raises(ConfigError, match="sc2dask.train.envs must be >= 1, not -1"):

@@ -3,8 +3,9 @@
 import time
 
 
-def wait_until(condition, timeout: float = 300.0, what: str = "the condition",
-               interval: float = 0.5):
+def wait_until(
+    condition, timeout: float = 300.0, what: str = "the condition", interval: float = 0.5
+):
     """Poll ``condition()`` until it returns something truthy, and return that."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

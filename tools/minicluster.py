@@ -76,9 +76,17 @@ class MiniCluster:
     group's CPU time.
     """
 
-    def __init__(self, nodes: int = 2, cpu: float = 0.4, rate: str = "1gbit",
-                 delay: str = "0.2ms", sc2: int = 2, nthreads: int = 1,
-                 env: dict | None = None, logs: str | os.PathLike | None = None):
+    def __init__(
+        self,
+        nodes: int = 2,
+        cpu: float = 0.4,
+        rate: str = "1gbit",
+        delay: str = "0.2ms",
+        sc2: int = 2,
+        nthreads: int = 1,
+        env: dict | None = None,
+        logs: str | os.PathLike | None = None,
+    ):
         if nodes < 1 or nodes > 200:
             raise ValueError(f"nodes must be 1..200, not {nodes}")
         if not cpu > 0:
@@ -136,11 +144,9 @@ class MiniCluster:
         """Node i's namespace, its shaped veth link to the bridge, and its cgroup."""
         ns, outside = node_name(i), f"{PREFIX}-v{i}"
         _run("ip", "netns", "add", ns)
-        _run("ip", "link", "add", outside, "type", "veth", "peer", "name", "eth0",
-             "netns", ns)
+        _run("ip", "link", "add", outside, "type", "veth", "peer", "name", "eth0", "netns", ns)
         _run("ip", "link", "set", outside, "master", BRIDGE, "up")
-        _run("ip", "netns", "exec", ns, "ip", "addr", "add", f"{node_ip(i)}/24",
-             "dev", "eth0")
+        _run("ip", "netns", "exec", ns, "ip", "addr", "add", f"{node_ip(i)}/24", "dev", "eth0")
         _run("ip", "netns", "exec", ns, "ip", "link", "set", "eth0", "up")
         _run("ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up")
         # Both directions shaped: the bridge side to the node, eth0 from it.
@@ -153,24 +159,41 @@ class MiniCluster:
         bandwidth alone with a token bucket, and ``delay_applied`` says so."""
         add = [*prefix, "tc", "qdisc", "add", "dev", device, "root"]
         if self.delay_applied is not False:
-            done = subprocess.run([*add, "netem", "delay", self.delay, "rate", self.rate],
-                                  capture_output=True, text=True)
+            done = subprocess.run(
+                [*add, "netem", "delay", self.delay, "rate", self.rate],
+                capture_output=True,
+                text=True,
+            )
             if done.returncode == 0:
                 self.delay_applied = True
                 return
             if "unknown" not in done.stderr:
                 raise RuntimeError(f"tc netem on {device} failed: {done.stderr.strip()}")
             self.delay_applied = False
-            print(f"minicluster: this kernel has no tc netem; links get {self.rate} but no "
-                  f"added delay", file=sys.stderr)
+            print(
+                f"minicluster: this kernel has no tc netem; links get {self.rate} but no "
+                f"added delay",
+                file=sys.stderr,
+            )
         _run(*add, "tbf", "rate", self.rate, "burst", "512kb", "latency", "50ms")
 
     def _start_scheduler(self) -> None:
         info = self.logs / "scheduler.json"
         info.unlink(missing_ok=True)
-        scheduler = [str(BIN / "dask"), "scheduler", "--host", SCHEDULER_IP, "--port", "0",
-                     "--dashboard-address", "127.0.0.1:0", "--scheduler-file", str(info),
-                     "--preload", "sc2dask.dashboard"]
+        scheduler = [
+            str(BIN / "dask"),
+            "scheduler",
+            "--host",
+            SCHEDULER_IP,
+            "--port",
+            "0",
+            "--dashboard-address",
+            "127.0.0.1:0",
+            "--scheduler-file",
+            str(info),
+            "--preload",
+            "sc2dask.dashboard",
+        ]
         self.scheduler = self._spawn("scheduler", self.in_group("scheduler", None, scheduler))
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -184,17 +207,30 @@ class MiniCluster:
 
     def _start_worker(self, i: int) -> subprocess.Popen:
         ns = node_name(i)
-        worker = [str(BIN / "dask"), "worker", self.scheduler_address, "--host", node_ip(i),
-                  "--nthreads", str(self.nthreads), "--resources", f"SC2={self.sc2}",
-                  "--preload", "sc2dask.worker", "--name", ns]
+        worker = [
+            str(BIN / "dask"),
+            "worker",
+            self.scheduler_address,
+            "--host",
+            node_ip(i),
+            "--nthreads",
+            str(self.nthreads),
+            "--resources",
+            f"SC2={self.sc2}",
+            "--preload",
+            "sc2dask.worker",
+            "--name",
+            ns,
+        ]
         # Join the node's cgroup first, so the worker and every game it starts are in it.
         return self._spawn(f"worker{i}", _joining(ns, ["ip", "netns", "exec", ns, *worker]))
 
     def _spawn(self, name: str, args: list[str]) -> subprocess.Popen:
         log = open(self.logs / f"{name}.log", "ab")
         env = {**os.environ, **self.env}
-        return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True)
+        return subprocess.Popen(
+            args, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
 
     def in_group(self, name: str, cpu: float | None, command: list[str]) -> list[str]:
         """``command`` to run in cgroup ``sc2dmc-<name>`` (root namespace), capped at ``cpu``
@@ -209,8 +245,9 @@ class MiniCluster:
 
     def throttled_seconds(self, group: str) -> float:
         """Time the quota held ``group`` back so far (cpu.stat's throttled_time)."""
-        stat = dict(line.split() for line in (CGROUP_CPU / group / "cpu.stat").read_text()
-                    .splitlines())
+        stat = dict(
+            line.split() for line in (CGROUP_CPU / group / "cpu.stat").read_text().splitlines()
+        )
         return int(stat.get("throttled_time", 0)) / 1e9
 
     # --- nodes joining and leaving ------------------------------------------------------
@@ -326,10 +363,17 @@ def main(argv=None) -> int:
     parser.add_argument("--rate", default="1gbit", help="link bandwidth (tc netem rate)")
     parser.add_argument("--delay", default="0.2ms", help="one-way link delay (tc netem)")
     parser.add_argument("--sc2", type=int, default=2, help="SC2 games per node's worker")
-    parser.add_argument("--hold", type=float, default=None,
-                        help="without a command: keep the cluster up this many seconds")
-    parser.add_argument("command", nargs=argparse.REMAINDER,
-                        help="-- COMMAND: run it ({scheduler} is the address), then tear down")
+    parser.add_argument(
+        "--hold",
+        type=float,
+        default=None,
+        help="without a command: keep the cluster up this many seconds",
+    )
+    parser.add_argument(
+        "command",
+        nargs=argparse.REMAINDER,
+        help="-- COMMAND: run it ({scheduler} is the address), then tear down",
+    )
     args = parser.parse_args(argv)
     command = [c for c in args.command if c != "--"] if args.command else []
     try:

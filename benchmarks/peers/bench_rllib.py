@@ -58,10 +58,18 @@ DIFFERENCES = [
     "a 4x4 dense grid: about 6 M multiply-adds per sample) against RLlib's encoder in "
     "RLLIB_MODEL (16 filters at full resolution, then two strided convs: about 4.7 M)",
 ]
-RLLIB_TRAINING = {"lr": 3e-4, "train_batch_size_per_learner": 1024, "minibatch_size": 256,
-                  "num_epochs": 4, "gamma": 0.99, "entropy_coeff": 0.001}
-RLLIB_MODEL = {"conv_filters": [[16, [5, 5], 1], [32, [3, 3], 2], [32, [3, 3], 2]],
-               "head_fcnet_hiddens": [256]}
+RLLIB_TRAINING = {
+    "lr": 3e-4,
+    "train_batch_size_per_learner": 1024,
+    "minibatch_size": 256,
+    "num_epochs": 4,
+    "gamma": 0.99,
+    "entropy_coeff": 0.001,
+}
+RLLIB_MODEL = {
+    "conv_filters": [[16, [5, 5], 1], [32, [3, 3], 2], [32, [3, 3], 2]],
+    "head_fcnet_hiddens": [256],
+}
 
 
 def main(argv=None) -> int:
@@ -70,8 +78,12 @@ def main(argv=None) -> int:
     parser.add_argument("--envs", type=int, default=4)
     parser.add_argument("--target", type=float, default=25.0)
     parser.add_argument("--sides", default=",".join(SIDES), help="which to run, in order")
-    parser.add_argument("--mode", choices=typing.get_args(Mode), default="central",
-                        help="sc2dask's update mode (its other settings stay its defaults)")
+    parser.add_argument(
+        "--mode",
+        choices=typing.get_args(Mode),
+        default="central",
+        help="sc2dask's update mode (its other settings stay its defaults)",
+    )
     parser.add_argument("--out", default=str(ROOT / "benchmarks/results/peers_rllib.png"))
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--side", choices=SIDES, help=argparse.SUPPRESS)  # a child's own
@@ -97,7 +109,9 @@ def main(argv=None) -> int:
         figures["ratio_steps_per_s"] = round(ours["steps_per_s"] / theirs["steps_per_s"], 3)
         figures["ratio_time_to_25"] = (
             round(ours["minutes_to_target"] / theirs["minutes_to_target"], 3)
-            if ours["minutes_to_target"] and theirs["minutes_to_target"] else None)
+            if ours["minutes_to_target"] and theirs["minutes_to_target"]
+            else None
+        )
     print(f"curves: {out} and {out.with_suffix('.csv')}")
     if args.json:
         print(json.dumps(figures))
@@ -106,15 +120,32 @@ def main(argv=None) -> int:
 
 # --- the parent: one child per side, its process tree watched ------------------------------
 
+
 def measure(side: str, args) -> tuple[dict, list[dict]]:
     with tempfile.TemporaryDirectory(prefix=f"peers-{side}-") as tmp:
         curve = Path(tmp) / "curve.json"
         child = subprocess.Popen(
-            [sys.executable, __file__, "--side", side, "--minutes", str(args.minutes),
-             "--envs", str(args.envs), "--target", str(args.target), "--curve", str(curve),
-             "--mode", args.mode],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "RAY_DEDUP_LOGS": "0"})
+            [
+                sys.executable,
+                __file__,
+                "--side",
+                side,
+                "--minutes",
+                str(args.minutes),
+                "--envs",
+                str(args.envs),
+                "--target",
+                str(args.target),
+                "--curve",
+                str(curve),
+                "--mode",
+                args.mode,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "RAY_DEDUP_LOGS": "0"},
+        )
         watch = TreeWatch(child.pid)
         while child.poll() is None:
             watch.sample()
@@ -124,8 +155,10 @@ def measure(side: str, args) -> tuple[dict, list[dict]]:
         if child.returncode != 0:
             raise RuntimeError(f"the {side} run failed:\n{err[-4000:]}")
         result = json.loads(out.strip().splitlines()[-1])
-        result.update(peak_memory_mb=round(watch.peak_rss / 2**20),
-                      cpu_s_by_role={k: round(v, 1) for k, v in watch.cpu_by_role().items()})
+        result.update(
+            peak_memory_mb=round(watch.peak_rss / 2**20),
+            cpu_s_by_role={k: round(v, 1) for k, v in watch.cpu_by_role().items()},
+        )
         return result, json.loads(curve.read_text())
 
 
@@ -189,22 +222,35 @@ def role(process: psutil.Process) -> str:
 
 # --- a child: one side's training --------------------------------------------------------
 
+
 def run_side(args) -> int:
     started = time.monotonic()
     rows = (train_sc2dask if args.side == "sc2dask" else train_rllib)(args, started)
     Path(args.curve).write_text(json.dumps(rows))
     first = rows[0] if rows else None
     last = rows[-1] if rows else None
-    reached = next((r for r in rows if r["mean_score_last_100"] >= args.target
-                    and r["episodes"] >= 20), None)
-    print(json.dumps({
-        "steps_per_s": round((last["agent_steps"] - first["agent_steps"])
-                             / max(1e-9, last["wall_s"] - first["wall_s"]), 1) if rows else None,
-        "startup_s": round(first["wall_s"], 1) if first else None,
-        "minutes_to_target": reached and round(reached["wall_s"] / 60, 2),
-        "steps_to_target": reached and reached["agent_steps"],
-        "score_at_end": last and round(last["mean_score_last_100"], 2),
-        "agent_steps": last and last["agent_steps"], "minutes": last and round(last["wall_s"] / 60, 2)}))
+    reached = next(
+        (r for r in rows if r["mean_score_last_100"] >= args.target and r["episodes"] >= 20), None
+    )
+    print(
+        json.dumps(
+            {
+                "steps_per_s": round(
+                    (last["agent_steps"] - first["agent_steps"])
+                    / max(1e-9, last["wall_s"] - first["wall_s"]),
+                    1,
+                )
+                if rows
+                else None,
+                "startup_s": round(first["wall_s"], 1) if first else None,
+                "minutes_to_target": reached and round(reached["wall_s"] / 60, 2),
+                "steps_to_target": reached and reached["agent_steps"],
+                "score_at_end": last and round(last["mean_score_last_100"], 2),
+                "agent_steps": last and last["agent_steps"],
+                "minutes": last and round(last["wall_s"] / 60, 2),
+            }
+        )
+    )
     return 0
 
 
@@ -212,22 +258,37 @@ def train_sc2dask(args, started: float) -> list[dict]:
     from distributed import Client
 
     import sc2dask
+
     rows = []
-    with sc2dask.local_cluster(2, -(-args.envs // 2)) as cluster, \
-            Client(cluster, direct_to_workers=True) as client:
-        run = sc2dask.train(client=client, map="MoveToBeacon", envs=args.envs,
-                            mode=args.mode, max_steps=10**9, checkpoint_every=0)
+    with (
+        sc2dask.local_cluster(2, -(-args.envs // 2)) as cluster,
+        Client(cluster, direct_to_workers=True) as client,
+    ):
+        run = sc2dask.train(
+            client=client,
+            map="MoveToBeacon",
+            envs=args.envs,
+            mode=args.mode,
+            max_steps=10**9,
+            checkpoint_every=0,
+        )
         seen = 0
         while run.running:
             history = run.progress.history
             for row in history[seen:]:
-                rows.append({"wall_s": time.monotonic() - started,
-                             "agent_steps": row["agent_steps"], "episodes": row["episodes"],
-                             "mean_score_last_100": row["mean_score_last_100"]})
+                rows.append(
+                    {
+                        "wall_s": time.monotonic() - started,
+                        "agent_steps": row["agent_steps"],
+                        "episodes": row["episodes"],
+                        "mean_score_last_100": row["mean_score_last_100"],
+                    }
+                )
             seen = len(history)
-            if rows and (rows[-1]["wall_s"] >= args.minutes * 60 or (
-                    rows[-1]["episodes"] >= 20
-                    and rows[-1]["mean_score_last_100"] >= args.target)):
+            if rows and (
+                rows[-1]["wall_s"] >= args.minutes * 60
+                or (rows[-1]["episodes"] >= 20 and rows[-1]["mean_score_last_100"] >= args.target)
+            ):
                 run.stop()
             time.sleep(0.5)
         run.wait()
@@ -245,14 +306,15 @@ def move_to_beacon_gym(env_config=None):
         def __init__(self, env_config=None):
             from sc2dask.game import EnvConfig
             from sc2dask.game.pysc2lib import actions, features
+
             self._actions, self._features = actions, features
             seed = (env_config or {}).get("seed", 0)
             if hasattr(env_config, "worker_index"):
                 seed += 100 * env_config.worker_index + env_config.vector_index
-            self._env = EnvConfig("MoveToBeacon", screen=SCREEN, minimap=SCREEN,
-                                  step_mul=8).make(seed=seed)
-            self.observation_space = gym.spaces.Box(0.0, 1.0, (SCREEN, SCREEN, 6),
-                                                    np.float32)
+            self._env = EnvConfig("MoveToBeacon", screen=SCREEN, minimap=SCREEN, step_mul=8).make(
+                seed=seed
+            )
+            self.observation_space = gym.spaces.Box(0.0, 1.0, (SCREEN, SCREEN, 6), np.float32)
             self.action_space = gym.spaces.Discrete(2 + SCREEN * SCREEN)
             self._available = ()
 
@@ -281,8 +343,7 @@ def move_to_beacon_gym(env_config=None):
             else:
                 call = functions.no_op()
             timestep = self._env.step([call])[0]
-            return (self._observe(timestep), float(timestep.reward), timestep.last(),
-                    False, {})
+            return (self._observe(timestep), float(timestep.reward), timestep.last(), False, {})
 
         def close(self):
             self._env.close()
@@ -299,18 +360,26 @@ def train_rllib(args, started: float) -> list[dict]:
     from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
     from ray.tune.registry import register_env
 
-    ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"RLLIB_TEST_NO_TF_IMPORT": "1"}})
+    ray.init(
+        num_cpus=os.cpu_count(),
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"RLLIB_TEST_NO_TF_IMPORT": "1"}},
+    )
     register_env("MoveToBeaconGym", move_to_beacon_gym)
     runners = 2
-    config = (PPOConfig()
-              .environment("MoveToBeaconGym")
-              .env_runners(num_env_runners=runners,
-                           num_envs_per_env_runner=-(-args.envs // runners),
-                           num_cpus_per_env_runner=0)
-              .learners(num_learners=0)
-              .training(**RLLIB_TRAINING)
-              .rl_module(model_config=DefaultModelConfig(**RLLIB_MODEL)))
+    config = (
+        PPOConfig()
+        .environment("MoveToBeaconGym")
+        .env_runners(
+            num_env_runners=runners,
+            num_envs_per_env_runner=-(-args.envs // runners),
+            num_cpus_per_env_runner=0,
+        )
+        .learners(num_learners=0)
+        .training(**RLLIB_TRAINING)
+        .rl_module(model_config=DefaultModelConfig(**RLLIB_MODEL))
+    )
     algo = config.build_algo()
     rows, episodes, window = [], 0, []  # window: (episodes, mean return) per iteration
     try:
@@ -323,13 +392,22 @@ def train_rllib(args, started: float) -> list[dict]:
                 window.append((ended, float(runner["episode_return_mean"])))
                 while sum(n for n, _ in window) - window[0][0] >= 100:
                     window.pop(0)
-            mean = (sum(n * m for n, m in window) / sum(n for n, _ in window)
-                    if window else float("nan"))
-            rows.append({"wall_s": time.monotonic() - started,
-                         "agent_steps": int(runner.get("num_env_steps_sampled_lifetime", 0)),
-                         "episodes": episodes, "mean_score_last_100": mean})
+            mean = (
+                sum(n * m for n, m in window) / sum(n for n, _ in window)
+                if window
+                else float("nan")
+            )
+            rows.append(
+                {
+                    "wall_s": time.monotonic() - started,
+                    "agent_steps": int(runner.get("num_env_steps_sampled_lifetime", 0)),
+                    "episodes": episodes,
+                    "mean_score_last_100": mean,
+                }
+            )
             if rows[-1]["wall_s"] >= args.minutes * 60 or (
-                    episodes >= 20 and rows[-1]["mean_score_last_100"] >= args.target):
+                episodes >= 20 and rows[-1]["mean_score_last_100"] >= args.target
+            ):
                 break
     finally:
         algo.stop()
@@ -339,29 +417,40 @@ def train_rllib(args, started: float) -> list[dict]:
 
 # --- output ------------------------------------------------------------------------------
 
+
 def format_result(r: dict) -> str:
-    target = (f"target at {r['minutes_to_target']} min ({r['steps_to_target']} steps)"
-              if r["minutes_to_target"] else f"score {r['score_at_end']} at {r['minutes']} min")
-    return (f"{r['steps_per_s']} agent steps/s, {target}, start-up {r['startup_s']} s, peak "
-            f"memory {r['peak_memory_mb']} MB, CPU s by role {r['cpu_s_by_role']}")
+    target = (
+        f"target at {r['minutes_to_target']} min ({r['steps_to_target']} steps)"
+        if r["minutes_to_target"]
+        else f"score {r['score_at_end']} at {r['minutes']} min"
+    )
+    return (
+        f"{r['steps_per_s']} agent steps/s, {target}, start-up {r['startup_s']} s, peak "
+        f"memory {r['peak_memory_mb']} MB, CPU s by role {r['cpu_s_by_role']}"
+    )
 
 
 def save(curves: dict, out: Path, args) -> None:
     with open(out.with_suffix(".csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=["side", "wall_s", "agent_steps", "episodes",
-                                               "mean_score_last_100"])
+        writer = csv.DictWriter(
+            f, fieldnames=["side", "wall_s", "agent_steps", "episodes", "mean_score_last_100"]
+        )
         writer.writeheader()
         for side, rows in curves.items():
             writer.writerows({"side": side, **row} for row in rows)
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
     for side, rows in curves.items():
-        left.plot([r["agent_steps"] for r in rows], [r["mean_score_last_100"] for r in rows],
-                  label=side)
-        right.plot([r["wall_s"] / 60 for r in rows], [r["mean_score_last_100"] for r in rows],
-                   label=side)
+        left.plot(
+            [r["agent_steps"] for r in rows], [r["mean_score_last_100"] for r in rows], label=side
+        )
+        right.plot(
+            [r["wall_s"] / 60 for r in rows], [r["mean_score_last_100"] for r in rows], label=side
+        )
     for ax in (left, right):
         ax.axhline(args.target, color="grey", linestyle="--", linewidth=0.8)
         ax.grid(alpha=0.3)
@@ -369,9 +458,12 @@ def save(curves: dict, out: Path, args) -> None:
     left.set_xlabel("agent steps")
     left.set_ylabel("mean score, last 100 episodes")
     right.set_xlabel("wall time (min), start-up included")
-    fig.suptitle(f"MoveToBeacon 32x32 on the emulator, {args.envs} envs, {os.cpu_count()} "
-                 f"cores: sc2dask defaults ({args.mode} mode) vs RLlib PPO "
-                 f"({time.strftime('%Y-%m-%d')})", fontsize=9)
+    fig.suptitle(
+        f"MoveToBeacon 32x32 on the emulator, {args.envs} envs, {os.cpu_count()} "
+        f"cores: sc2dask defaults ({args.mode} mode) vs RLlib PPO "
+        f"({time.strftime('%Y-%m-%d')})",
+        fontsize=9,
+    )
     fig.tight_layout()
     fig.savefig(out, dpi=100)
 

@@ -55,8 +55,10 @@ def set_tf_threads(intra_op: int, inter_op: int | None = None) -> bool:
         tf.config.threading.set_inter_op_parallelism_threads(inter_op)
     except RuntimeError:  # already initialised
         log.debug("TensorFlow already initialised; thread pools left as they are")
-    return (tf.config.threading.get_intra_op_parallelism_threads() == intra_op
-            and tf.config.threading.get_inter_op_parallelism_threads() == inter_op)
+    return (
+        tf.config.threading.get_intra_op_parallelism_threads() == intra_op
+        and tf.config.threading.get_inter_op_parallelism_threads() == inter_op
+    )
 
 
 class _Graph:
@@ -88,6 +90,7 @@ class _Graph:
 
 # ----------------------------------------------------------------------------- policy
 
+
 class Policy:
     """The network plus what it needs to act in pysc2: encoder and action set."""
 
@@ -97,10 +100,14 @@ class Policy:
         self.encoder = ObservationEncoder(self.obs_spec, config)
         self.action_set = self.encoder.action_set
         self.model = build_fullyconv(self.encoder.spec(), self.action_set, config)
-        self.input_keys = tuple(k for k in ("screen", "minimap", "player")
-                                if k in self.encoder.spec())
-        signature = {k: tf.TensorSpec((None, *s.shape), s.dtype.name)
-                     for k, s in self.encoder.spec().items() if k in self.input_keys}
+        self.input_keys = tuple(
+            k for k in ("screen", "minimap", "player") if k in self.encoder.spec()
+        )
+        signature = {
+            k: tf.TensorSpec((None, *s.shape), s.dtype.name)
+            for k, s in self.encoder.spec().items()
+            if k in self.input_keys
+        }
         self.forward = _Graph(lambda batch: self.model(batch, training=False), [signature])
         variables = self.model.weights
 
@@ -111,8 +118,9 @@ class Policy:
         self._read = _Graph(lambda: [v.value for v in variables], [])
         self._assign = _Graph(assign, [[tf.TensorSpec(v.shape, v.dtype) for v in variables]])
 
-    def act(self, observations: Sequence | Mapping[str, np.ndarray], rng: np.random.Generator
-            ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], list]:
+    def act(
+        self, observations: Sequence | Mapping[str, np.ndarray], rng: np.random.Generator
+    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], list]:
         """Sample one action per env.
 
         ``observations``: pysc2 observations (``TimeStep.observation``), or the batch
@@ -127,8 +135,10 @@ class Policy:
         logits = outputs["function"].numpy()
         available = batch["available"]
         if not available.any(axis=1).all():
-            raise ValueError(f"No function of action set {self.action_set.name!r} is "
-                             f"available; include no_op in the set.")
+            raise ValueError(
+                f"No function of action set {self.action_set.name!r} is "
+                f"available; include no_op in the set."
+            )
         logits = np.where(available, logits, -np.inf)
         actions = {"function": _sample(logits, rng)}
         log_prob = _log_prob(logits, actions["function"])
@@ -151,8 +161,10 @@ class Policy:
     def head_weights(self) -> list[bool]:
         """Which of ``get_weights()`` belong to the policy's logits and the value head:
         the small layers that layered synchronisation sends with every update."""
-        return [w.path.split("/")[0].endswith("_logits") or w.path.startswith("value_dense")
-                for w in self.model.weights]
+        return [
+            w.path.split("/")[0].endswith("_logits") or w.path.startswith("value_dense")
+            for w in self.model.weights
+        ]
 
     def set_weights(self, weights: Sequence[np.ndarray]) -> None:
         variables = self.model.weights
@@ -182,9 +194,15 @@ def _log_prob(logits: np.ndarray, chosen: np.ndarray) -> np.ndarray:
 
 # ---------------------------------------------------------------------------- returns
 
-def discounted_returns(rewards: np.ndarray, terminal: np.ndarray, values: np.ndarray,
-                       bootstrap_value: float, gamma: float, gae_lambda: float
-                       ) -> tuple[np.ndarray, np.ndarray]:
+
+def discounted_returns(
+    rewards: np.ndarray,
+    terminal: np.ndarray,
+    values: np.ndarray,
+    bootstrap_value: float,
+    gamma: float,
+    gae_lambda: float,
+) -> tuple[np.ndarray, np.ndarray]:
     """GAE(lambda) advantages and value targets for one trajectory.
 
     ``values`` [T] are V(s_t); ``bootstrap_value`` is V of the last observation. A
@@ -202,8 +220,9 @@ def discounted_returns(rewards: np.ndarray, terminal: np.ndarray, values: np.nda
     return advantages + values, advantages
 
 
-def advantage_operator(lengths: Sequence[int], not_done: np.ndarray, gamma_lambda: float
-                       ) -> np.ndarray:
+def advantage_operator(
+    lengths: Sequence[int], not_done: np.ndarray, gamma_lambda: float
+) -> np.ndarray:
     """The [N, N] matrix that turns TD errors into GAE advantages: A = M @ delta.
 
     M[t, k] = (gamma lambda)^(k - t) while no episode ends in between, within one
@@ -214,23 +233,31 @@ def advantage_operator(lengths: Sequence[int], not_done: np.ndarray, gamma_lambd
     operator = np.zeros((n, n), np.float32)
     start = 0
     for length in lengths:  # a block per trajectory, each built without a loop over steps
-        decay = gamma_lambda * np.asarray(not_done[start:start + length], np.float64)
+        decay = gamma_lambda * np.asarray(not_done[start : start + length], np.float64)
         later = np.arange(length)[None, :] >= np.arange(length)[:, None]
         # products[t, k] = decay[t] * ... * decay[k] for k >= t
         products = np.cumprod(np.where(later, decay[None, :], 1.0), axis=1)
         block = np.ones((length, length))
         block[:, 1:] = products[:, :-1]  # M[t, k] = decay[t] * ... * decay[k - 1]
-        operator[start:start + length, start:start + length] = np.triu(block)
+        operator[start : start + length, start : start + length] = np.triu(block)
         start += length
     return operator
 
 
 # ------------------------------------------------------------------------------- loss
 
-def a2c_loss(outputs: Mapping[str, tf.Tensor], actions: Mapping[str, tf.Tensor],
-             available: tf.Tensor, uses: tf.Tensor, argument_heads: Sequence[str],
-             returns: tf.Tensor, advantages: tf.Tensor, behaviour_log_prob: tf.Tensor,
-             config: A2CConfig) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+
+def a2c_loss(
+    outputs: Mapping[str, tf.Tensor],
+    actions: Mapping[str, tf.Tensor],
+    available: tf.Tensor,
+    uses: tf.Tensor,
+    argument_heads: Sequence[str],
+    returns: tf.Tensor,
+    advantages: tf.Tensor,
+    behaviour_log_prob: tf.Tensor,
+    config: A2CConfig,
+) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
     """The A2C loss over a batch of N steps; returns (loss, metrics).
 
     log pi(a|s) is the function's log-probability (among the available functions) plus
@@ -254,8 +281,9 @@ def a2c_loss(outputs: Mapping[str, tf.Tensor], actions: Mapping[str, tf.Tensor],
         mean, variance = tf.nn.moments(advantages, axes=[0])
         advantages = (advantages - mean) / (tf.sqrt(variance) + 1e-8)
     advantages = tf.stop_gradient(advantages)
-    behaviour = tf.where(tf.math.is_nan(behaviour_log_prob), tf.stop_gradient(log_prob),
-                         behaviour_log_prob)
+    behaviour = tf.where(
+        tf.math.is_nan(behaviour_log_prob), tf.stop_gradient(log_prob), behaviour_log_prob
+    )
     ratio = tf.exp(log_prob - behaviour)
     clipped = tf.clip_by_value(ratio, 1.0 - config.clip_ratio, 1.0 + config.clip_ratio)
     policy_loss = -tf.reduce_mean(tf.minimum(ratio * advantages, clipped * advantages))
@@ -263,8 +291,13 @@ def a2c_loss(outputs: Mapping[str, tf.Tensor], actions: Mapping[str, tf.Tensor],
     entropy = tf.reduce_mean(entropy)
     loss = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy
     clip_fraction = tf.reduce_mean(tf.cast(tf.abs(ratio - 1.0) > config.clip_ratio, tf.float32))
-    return loss, {"loss": loss, "policy_loss": policy_loss, "value_loss": value_loss,
-                  "entropy": entropy, "clip_fraction": clip_fraction}
+    return loss, {
+        "loss": loss,
+        "policy_loss": policy_loss,
+        "value_loss": value_loss,
+        "entropy": entropy,
+        "clip_fraction": clip_fraction,
+    }
 
 
 def _chosen(log_probs, indices):
@@ -276,6 +309,7 @@ def _entropy(log_probs):
 
 
 # ---------------------------------------------------------------------------- learner
+
 
 class Learner:
     """Turns trajectories into gradients, and applies gradients with Adam.
@@ -289,21 +323,33 @@ class Learner:
         self.policy = Policy(config, obs_spec)
         self.model = self.policy.model
         self.optimizer = keras.optimizers.Adam(
-            config.learning_rate, epsilon=config.adam_epsilon,
-            global_clipnorm=config.max_grad_norm)
+            config.learning_rate, epsilon=config.adam_epsilon, global_clipnorm=config.max_grad_norm
+        )
         self.optimizer.build(self.model.trainable_variables)  # so state can be restored
         self._uses = tf.constant(self.policy.action_set.uses)
         spec = self.policy.encoder.spec()
         obs_sig = {k: tf.TensorSpec((None, *s.shape), s.dtype.name) for k, s in spec.items()}
         act_sig = {h: tf.TensorSpec((None,), tf.int32) for h in self.policy.action_set.heads}
         step_sig = tf.TensorSpec((None,), tf.float32)
-        self._gradients = _Graph(self._gradients_graph, [
-            obs_sig, act_sig, step_sig, step_sig, tf.TensorSpec((None,), tf.int32),
-            tf.TensorSpec((None, None), tf.float32), step_sig, tf.TensorSpec((), tf.float32)])
+        self._gradients = _Graph(
+            self._gradients_graph,
+            [
+                obs_sig,
+                act_sig,
+                step_sig,
+                step_sig,
+                tf.TensorSpec((None,), tf.int32),
+                tf.TensorSpec((None, None), tf.float32),
+                step_sig,
+                tf.TensorSpec((), tf.float32),
+            ],
+        )
         self.loss_scale = LossScale(dynamic=config.precision == "mixed_float16")
         variables = self.model.trainable_variables
-        self._apply = _Graph(lambda grads: self.optimizer.apply_gradients(zip(grads, variables)),
-                             [[tf.TensorSpec(v.shape, v.dtype) for v in variables]])
+        self._apply = _Graph(
+            lambda grads: self.optimizer.apply_gradients(zip(grads, variables)),
+            [[tf.TensorSpec(v.shape, v.dtype) for v in variables]],
+        )
 
     def trace(self, gradients: bool = True, apply: bool = True) -> None:
         """Trace the graphs of the gradients and of the optimizer's step now, rather than
@@ -313,8 +359,9 @@ class Learner:
         if apply:
             self._apply.trace()
 
-    def compute_gradients(self, trajectories: Sequence[Trajectory]
-                          ) -> tuple[list[np.ndarray], dict[str, float]]:
+    def compute_gradients(
+        self, trajectories: Sequence[Trajectory]
+    ) -> tuple[list[np.ndarray], dict[str, float]]:
         """Gradients of the mean A2C loss over every step of ``trajectories``.
 
         Returns one array per trainable weight (``model.trainable_variables`` order) and
@@ -325,8 +372,10 @@ class Learner:
             raise ValueError("compute_gradients needs at least one trajectory")
         for trajectory in trajectories:
             self._check(trajectory)
-        rows = {k: np.concatenate([t.observations[k] for t in trajectories])
-                for k in self.policy.encoder.spec()}
+        rows = {
+            k: np.concatenate([t.observations[k] for t in trajectories])
+            for k in self.policy.encoder.spec()
+        }
         step_rows, not_done = [], []
         start = 0
         for t in trajectories:
@@ -337,18 +386,33 @@ class Learner:
                 done[-1] = False
             not_done.append(1.0 - done.astype(np.float32))
         not_done = np.concatenate(not_done)
-        operator = advantage_operator([len(t) for t in trajectories], not_done,
-                                      self.config.gamma * self.config.gae_lambda)
-        actions = {h: np.concatenate([np.asarray(t.actions[h], np.int32) for t in trajectories])
-                   for h in self.policy.action_set.heads}
+        operator = advantage_operator(
+            [len(t) for t in trajectories], not_done, self.config.gamma * self.config.gae_lambda
+        )
+        actions = {
+            h: np.concatenate([np.asarray(t.actions[h], np.int32) for t in trajectories])
+            for h in self.policy.action_set.heads
+        }
         rewards = np.concatenate([np.asarray(t.rewards, np.float32) for t in trajectories])
-        behaviour = np.concatenate([np.full(len(t), np.nan, np.float32) if t.log_probs is None
-                                    else np.asarray(t.log_probs, np.float32)
-                                    for t in trajectories])
+        behaviour = np.concatenate(
+            [
+                np.full(len(t), np.nan, np.float32)
+                if t.log_probs is None
+                else np.asarray(t.log_probs, np.float32)
+                for t in trajectories
+            ]
+        )
         while True:
-            grads, metrics = self._gradients(rows, actions, rewards, not_done,
-                                             np.concatenate(step_rows), operator, behaviour,
-                                             np.float32(self.loss_scale.value))
+            grads, metrics = self._gradients(
+                rows,
+                actions,
+                rewards,
+                not_done,
+                np.concatenate(step_rows),
+                operator,
+                behaviour,
+                np.float32(self.loss_scale.value),
+            )
             grads = [g.numpy() for g in grads]
             if self.loss_scale.update(all(np.all(np.isfinite(g)) for g in grads)):
                 break
@@ -360,8 +424,9 @@ class Learner:
         metrics.update(steps=float(len(rewards)), episodes=float(len(scores)))
         return grads, metrics
 
-    def _gradients_graph(self, rows, actions, rewards, not_done, step_rows, operator,
-                         behaviour_log_prob, loss_scale):
+    def _gradients_graph(
+        self, rows, actions, rewards, not_done, step_rows, operator, behaviour_log_prob, loss_scale
+    ):
         """``rows``: every observation (T + 1 per trajectory); the steps are ``step_rows``.
         The loss is multiplied by ``loss_scale`` for the backward pass and the gradients
         divided by it, so float16 gradients do not underflow."""
@@ -374,15 +439,28 @@ class Learner:
             advantages = tf.linalg.matvec(operator, deltas)
             returns = advantages + value_now
             at_steps = {k: tf.gather(v, step_rows) for k, v in outputs.items()}
-            loss, metrics = a2c_loss(at_steps, actions, tf.gather(rows["available"], step_rows),
-                                     self._uses, self.policy.action_set.argument_heads,
-                                     returns, advantages, behaviour_log_prob, self.config)
+            loss, metrics = a2c_loss(
+                at_steps,
+                actions,
+                tf.gather(rows["available"], step_rows),
+                self._uses,
+                self.policy.action_set.argument_heads,
+                returns,
+                advantages,
+                behaviour_log_prob,
+                self.config,
+            )
             scaled_loss = loss * loss_scale
         variables = self.model.trainable_variables
-        grads = [tf.zeros_like(v) if g is None else tf.convert_to_tensor(g) / loss_scale
-                 for g, v in zip(tape.gradient(scaled_loss, variables), variables)]
-        metrics.update(grad_norm=tf.linalg.global_norm(grads), mean_return=tf.reduce_mean(returns),
-                       mean_value=tf.reduce_mean(value_now))
+        grads = [
+            tf.zeros_like(v) if g is None else tf.convert_to_tensor(g) / loss_scale
+            for g, v in zip(tape.gradient(scaled_loss, variables), variables)
+        ]
+        metrics.update(
+            grad_norm=tf.linalg.global_norm(grads),
+            mean_return=tf.reduce_mean(returns),
+            mean_value=tf.reduce_mean(value_now),
+        )
         return grads, metrics
 
     def apply_gradients(self, grads: Sequence[np.ndarray]) -> None:
@@ -405,8 +483,10 @@ class Learner:
     def set_optimizer_state(self, state: Sequence[np.ndarray]) -> None:
         variables = self.optimizer.variables
         if len(state) != len(variables):
-            raise ValueError(f"Optimizer state has {len(state)} arrays; this learner's "
-                             f"Adam has {len(variables)} (another config?)")
+            raise ValueError(
+                f"Optimizer state has {len(state)} arrays; this learner's "
+                f"Adam has {len(variables)} (another config?)"
+            )
         for value, variable in zip(state, variables):
             variable.assign(np.asarray(value).reshape(variable.shape))
 
@@ -418,15 +498,18 @@ class Learner:
                 raise ValueError(
                     f"Trajectory observations[{key!r}] has shape "
                     f"{None if got is None else got.shape}, expected {(n + 1, *spec.shape)} "
-                    f"(T + 1 encoded observations; see sc2dask.agents.a2c)")
+                    f"(T + 1 encoded observations; see sc2dask.agents.a2c)"
+                )
         for head in self.policy.action_set.heads:
             if head not in trajectory.actions or len(trajectory.actions[head]) != n:
                 raise ValueError(f"Trajectory actions[{head!r}] missing or not of length {n}")
         if not np.all(np.isfinite(trajectory.rewards)):
             raise ValueError("Trajectory rewards contain NaN or inf")
         if trajectory.log_probs is not None and np.shape(trajectory.log_probs) != (n,):
-            raise ValueError(f"Trajectory log_probs has shape {np.shape(trajectory.log_probs)}, "
-                             f"expected ({n},): one per step, or None")
+            raise ValueError(
+                f"Trajectory log_probs has shape {np.shape(trajectory.log_probs)}, "
+                f"expected ({n},): one per step, or None"
+            )
 
 
 class LossScale:
@@ -438,7 +521,7 @@ class LossScale:
     non-finite gradient is an error, as before.
     """
 
-    START, GROWTH_STEPS, MINIMUM = 2.0 ** 15, 2000, 1.0
+    START, GROWTH_STEPS, MINIMUM = 2.0**15, 2000, 1.0
 
     def __init__(self, dynamic: bool):
         self.dynamic = dynamic
@@ -464,17 +547,20 @@ class LossScale:
 def _check_shapes(arrays, variables, what: str, hint: str) -> None:
     """ValueError naming the first array that does not match its variable's shape."""
     if len(arrays) != len(variables):
-        raise ValueError(f"Got {len(arrays)} {what} arrays for a model of {len(variables)}; "
-                         f"{hint}")
+        raise ValueError(f"Got {len(arrays)} {what} arrays for a model of {len(variables)}; {hint}")
     for array, variable in zip(arrays, variables):
         if tuple(np.shape(array)) != tuple(variable.shape):
-            raise ValueError(f"The {what} for {variable.path} has shape {np.shape(array)}, "
-                             f"expected {tuple(variable.shape)}; {hint}")
+            raise ValueError(
+                f"The {what} for {variable.path} has shape {np.shape(array)}, "
+                f"expected {tuple(variable.shape)}; {hint}"
+            )
 
 
 def _check_finite(grads, variables, what: str) -> None:
     bad = [v.path for g, v in zip(grads, variables) if not np.all(np.isfinite(g))]
     if bad:
-        raise NonFiniteGradients(f"Rejected {what} gradients: NaN or inf in {len(bad)} of "
-                         f"{len(grads)} arrays ({', '.join(bad[:3])}{', ...' if len(bad) > 3 else ''}). "
-                         f"Lower the learning rate or check the rewards and observations.")
+        raise NonFiniteGradients(
+            f"Rejected {what} gradients: NaN or inf in {len(bad)} of "
+            f"{len(grads)} arrays ({', '.join(bad[:3])}{', ...' if len(bad) > 3 else ''}). "
+            f"Lower the learning rate or check the rewards and observations."
+        )

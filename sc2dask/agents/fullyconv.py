@@ -19,8 +19,9 @@ from ..errors import ConfigError
 from .spaces import SPATIAL_ARGS, ActionSet, InputSpec, LayerSpec
 
 
-def build_fullyconv(encoder_spec: Mapping[str, InputSpec], action_set: ActionSet,
-                    config) -> keras.Model:
+def build_fullyconv(
+    encoder_spec: Mapping[str, InputSpec], action_set: ActionSet, config
+) -> keras.Model:
     """A model from encoded observations to logits for every head of ``action_set``.
 
     Inputs: "screen", "minimap" (if the encoder has minimap layers), "player" as
@@ -38,30 +39,42 @@ def build_fullyconv(encoder_spec: Mapping[str, InputSpec], action_set: ActionSet
         return keras.initializers.Orthogonal(gain, seed=next(seeds))
 
     spatial = [k for k in ("screen", "minimap") if k in encoder_spec]
-    inputs = {k: keras.Input(encoder_spec[k].shape, dtype=encoder_spec[k].dtype.name, name=k)
-              for k in (*spatial, "player")}
+    inputs = {
+        k: keras.Input(encoder_spec[k].shape, dtype=encoder_spec[k].dtype.name, name=k)
+        for k in (*spatial, "player")
+    }
     player = inputs["player"]
 
     towers = {}
     for name in spatial:
-        x = _feature_layers(inputs[name], encoder_spec[name].layers, name, seeds,
-                            config.one_hot_max)
+        x = _feature_layers(
+            inputs[name], encoder_spec[name].layers, name, seeds, config.one_hot_max
+        )
         for i, (filters, kernel) in enumerate(zip(config.conv_filters, config.conv_kernels)):
-            x = layers.Conv2D(filters, kernel, padding="same", activation="relu",
-                              kernel_initializer=init(), dtype=body,
-                              name=f"{name}_conv{i}")(x)
+            x = layers.Conv2D(
+                filters,
+                kernel,
+                padding="same",
+                activation="relu",
+                kernel_initializer=init(),
+                dtype=body,
+                name=f"{name}_conv{i}",
+            )(x)
         towers[name] = x
 
     # The state at each resolution: both towers (the other one resized) and the
     # non-spatial features broadcast over every cell.
     def state_at(resolution):
         height, width = towers[resolution].shape[1:3]
-        parts = [towers[k] if towers[k].shape[1:3] == (height, width) else
-                 layers.Resizing(height, width, dtype=body,
-                                 name=f"{k}_at_{resolution}")(towers[k])
-                 for k in spatial]
+        parts = [
+            towers[k]
+            if towers[k].shape[1:3] == (height, width)
+            else layers.Resizing(height, width, dtype=body, name=f"{k}_at_{resolution}")(towers[k])
+            for k in spatial
+        ]
         return layers.Concatenate(dtype=body, name=f"{resolution}_state")(
-            [*parts, _broadcast(player, towers[resolution])])
+            [*parts, _broadcast(player, towers[resolution])]
+        )
 
     state = {"screen": state_at("screen")}
     if "minimap" in action_set.heads:
@@ -70,26 +83,34 @@ def build_fullyconv(encoder_spec: Mapping[str, InputSpec], action_set: ActionSet
     # Non-spatial path: strided convs down to a small grid, then one dense layer.
     x, shrinks = state["screen"], 0
     while max(x.shape[1:3]) > config.dense_grid:
-        x = layers.Conv2D(config.conv_filters[-1], 3, strides=2, padding="same",
-                          activation="relu", kernel_initializer=init(), dtype=body,
-                          name=f"shrink_conv{shrinks}")(x)
+        x = layers.Conv2D(
+            config.conv_filters[-1],
+            3,
+            strides=2,
+            padding="same",
+            activation="relu",
+            kernel_initializer=init(),
+            dtype=body,
+            name=f"shrink_conv{shrinks}",
+        )(x)
         shrinks += 1
-    x = layers.Concatenate(dtype=body, name="dense_input")(
-        [layers.Flatten(dtype=body)(x), player])
-    hidden = layers.Dense(config.dense_units, activation="relu", kernel_initializer=init(),
-                          dtype=body, name="dense")(x)
+    x = layers.Concatenate(dtype=body, name="dense_input")([layers.Flatten(dtype=body)(x), player])
+    hidden = layers.Dense(
+        config.dense_units, activation="relu", kernel_initializer=init(), dtype=body, name="dense"
+    )(x)
 
     outputs = {}
     for head, size in action_set.heads.items():
         if head in SPATIAL_ARGS:  # one logit per cell of the screen or minimap
-            logits = layers.Conv2D(1, 1, kernel_initializer=init(0.01), dtype="float32",
-                                   name=f"{head}_logits")(state[SPATIAL_ARGS[head]])
+            logits = layers.Conv2D(
+                1, 1, kernel_initializer=init(0.01), dtype="float32", name=f"{head}_logits"
+            )(state[SPATIAL_ARGS[head]])
             outputs[head] = layers.Flatten(name=f"{head}_flat")(logits)
         else:
-            outputs[head] = layers.Dense(size, kernel_initializer=init(0.01), dtype="float32",
-                                         name=f"{head}_logits")(hidden)
-    value = layers.Dense(1, kernel_initializer=init(), dtype="float32",
-                         name="value_dense")(hidden)
+            outputs[head] = layers.Dense(
+                size, kernel_initializer=init(0.01), dtype="float32", name=f"{head}_logits"
+            )(hidden)
+    value = layers.Dense(1, kernel_initializer=init(), dtype="float32", name="value_dense")(hidden)
     outputs["value"] = layers.Reshape((), name="value")(value)
     return keras.Model(inputs, outputs, name="fullyconv")
 
@@ -113,9 +134,16 @@ def _feature_layers(x, specs: tuple[LayerSpec, ...], name: str, seeds, one_hot_m
             channels.append(ops.one_hot(layer, spec.scale))
         elif spec.categorical:
             dim = math.ceil(math.log2(spec.scale))
-            channels.append(layers.Embedding(
-                spec.scale, dim, embeddings_initializer=keras.initializers.RandomUniform(
-                    -1.0, 1.0, seed=next(seeds)), name=f"{name}_{spec.name}_embedding")(layer))
+            channels.append(
+                layers.Embedding(
+                    spec.scale,
+                    dim,
+                    embeddings_initializer=keras.initializers.RandomUniform(
+                        -1.0, 1.0, seed=next(seeds)
+                    ),
+                    name=f"{name}_{spec.name}_embedding",
+                )(layer)
+            )
         else:
             scaled = ops.log1p(ops.cast(layer, "float32")) / math.log1p(spec.scale)
             channels.append(ops.expand_dims(scaled, -1))

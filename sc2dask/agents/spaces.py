@@ -22,13 +22,32 @@ from ..game.pysc2lib import actions, features
 ACTION_SETS: dict[str, tuple[str, ...] | None] = {
     "move": ("no_op", "select_army", "Move_screen"),
     "minigames": (
-        "no_op", "move_camera", "select_point", "select_rect", "select_control_group",
-        "select_unit", "select_army", "select_idle_worker",
-        "Attack_screen", "Attack_minimap", "Move_screen", "Move_minimap",
-        "Patrol_screen", "Patrol_minimap", "HoldPosition_quick", "Stop_quick",
-        "Smart_screen", "Smart_minimap", "Harvest_Gather_screen", "Harvest_Return_quick",
-        "Build_SupplyDepot_screen", "Build_Barracks_screen", "Build_Refinery_screen",
-        "Train_SCV_quick", "Train_Marine_quick", "Rally_Workers_screen",
+        "no_op",
+        "move_camera",
+        "select_point",
+        "select_rect",
+        "select_control_group",
+        "select_unit",
+        "select_army",
+        "select_idle_worker",
+        "Attack_screen",
+        "Attack_minimap",
+        "Move_screen",
+        "Move_minimap",
+        "Patrol_screen",
+        "Patrol_minimap",
+        "HoldPosition_quick",
+        "Stop_quick",
+        "Smart_screen",
+        "Smart_minimap",
+        "Harvest_Gather_screen",
+        "Harvest_Return_quick",
+        "Build_SupplyDepot_screen",
+        "Build_Barracks_screen",
+        "Build_Refinery_screen",
+        "Train_SCV_quick",
+        "Train_Marine_quick",
+        "Rally_Workers_screen",
     ),
     "all": None,  # every pysc2 function
 }
@@ -74,40 +93,54 @@ class ObservationEncoder:
             if key not in obs_spec:
                 raise ConfigError(
                     f"The observation spec has no {key!r}; create the env with feature "
-                    f"layers (features.AgentInterfaceFormat(feature_dimensions=...)).")
-        self.action_set = ActionSet.create(config.action_set, _size(obs_spec["feature_screen"]),
-                                           _size(obs_spec["feature_minimap"]))
-        for what, got, want in (("screen", self.action_set.screen_size, config.screen),
-                                ("minimap", self.action_set.minimap_size, config.minimap)):
+                    f"layers (features.AgentInterfaceFormat(feature_dimensions=...))."
+                )
+        self.action_set = ActionSet.create(
+            config.action_set, _size(obs_spec["feature_screen"]), _size(obs_spec["feature_minimap"])
+        )
+        for what, got, want in (
+            ("screen", self.action_set.screen_size, config.screen),
+            ("minimap", self.action_set.minimap_size, config.minimap),
+        ):
             if want is not None and tuple(got) != _xy(want):
                 raise ConfigError(
                     f"The env's feature {what} is {got[0]}x{got[1]} (x by y) but the agent "
                     f"config says {_xy(want)}; create the env from the same config "
-                    f"(sc2dask.agents.spaces.agent_interface_format).")
+                    f"(sc2dask.agents.spaces.agent_interface_format)."
+                )
         self.screen_layers = _layer_specs(features.SCREEN_FEATURES, config.screen_layers)
         self.minimap_layers = _layer_specs(features.MINIMAP_FEATURES, config.minimap_layers)
         if not self.screen_layers:
-            raise ConfigError("screen-layers is empty; the policy needs at least one screen "
-                              "feature layer (e.g. player_relative).")
+            raise ConfigError(
+                "screen-layers is empty; the policy needs at least one screen "
+                "feature layer (e.g. player_relative)."
+            )
         if not self.minimap_layers and "minimap" in self.action_set.heads:
-            raise ConfigError(f"Action set {config.action_set!r} has minimap arguments, so "
-                              f"minimap-layers cannot be empty; name at least one layer "
-                              f"(e.g. player_relative).")
-        self._screen_index = [features.SCREEN_FEATURES._fields.index(l.name)
-                              for l in self.screen_layers]
-        self._minimap_index = [features.MINIMAP_FEATURES._fields.index(l.name)
-                               for l in self.minimap_layers]
+            raise ConfigError(
+                f"Action set {config.action_set!r} has minimap arguments, so "
+                f"minimap-layers cannot be empty; name at least one layer "
+                f"(e.g. player_relative)."
+            )
+        self._screen_index = [
+            features.SCREEN_FEATURES._fields.index(layer.name) for layer in self.screen_layers
+        ]
+        self._minimap_index = [
+            features.MINIMAP_FEATURES._fields.index(layer.name) for layer in self.minimap_layers
+        ]
         (w, h), (mw, mh) = self.action_set.screen_size, self.action_set.minimap_size
         self._spec = {
-            "screen": InputSpec((len(self.screen_layers), h, w),
-                                _int_dtype(self.screen_layers), self.screen_layers),
+            "screen": InputSpec(
+                (len(self.screen_layers), h, w), _int_dtype(self.screen_layers), self.screen_layers
+            ),
             "player": InputSpec(tuple(obs_spec["player"]), np.dtype(np.float32)),
             "available": InputSpec((len(self.action_set.function_ids),), np.dtype(bool)),
         }
         if self.minimap_layers:  # without layers the model has no minimap tower at all
-            self._spec["minimap"] = InputSpec((len(self.minimap_layers), mh, mw),
-                                              _int_dtype(self.minimap_layers),
-                                              self.minimap_layers)
+            self._spec["minimap"] = InputSpec(
+                (len(self.minimap_layers), mh, mw),
+                _int_dtype(self.minimap_layers),
+                self.minimap_layers,
+            )
 
     def spec(self) -> dict[str, InputSpec]:
         return dict(self._spec)
@@ -116,14 +149,16 @@ class ObservationEncoder:
         """One pysc2 observation (``TimeStep.observation``) as compact arrays."""
         spec = self._spec
         encoded = {
-            "screen": np.asarray(observation["feature_screen"])[self._screen_index]
-                        .astype(spec["screen"].dtype),
+            "screen": np.asarray(observation["feature_screen"])[self._screen_index].astype(
+                spec["screen"].dtype
+            ),
             "player": np.log1p(np.maximum(np.asarray(observation["player"], np.float32), 0)),
             "available": self._available(observation["available_actions"]),
         }
         if "minimap" in spec:
-            encoded["minimap"] = (np.asarray(observation["feature_minimap"])
-                                  [self._minimap_index].astype(spec["minimap"].dtype))
+            encoded["minimap"] = np.asarray(observation["feature_minimap"])[
+                self._minimap_index
+            ].astype(spec["minimap"].dtype)
         return encoded
 
     def _available(self, function_ids) -> np.ndarray:
@@ -156,25 +191,37 @@ class ActionSet:
     minimap_size: tuple[int, int]
 
     @classmethod
-    def create(cls, name: str, screen_size: tuple[int, int],
-               minimap_size: tuple[int, int]) -> ActionSet:
+    def create(
+        cls, name: str, screen_size: tuple[int, int], minimap_size: tuple[int, int]
+    ) -> ActionSet:
         if name not in ACTION_SETS:
-            raise ConfigError(f"Unknown action set {name!r}; choose one of "
-                              f"{', '.join(ACTION_SETS)}.")
+            raise ConfigError(
+                f"Unknown action set {name!r}; choose one of {', '.join(ACTION_SETS)}."
+            )
         names = ACTION_SETS[name]
-        functions = list(actions.FUNCTIONS) if names is None else [
-            actions.FUNCTIONS[n] for n in names]
+        functions = (
+            list(actions.FUNCTIONS) if names is None else [actions.FUNCTIONS[n] for n in names]
+        )
         used = {a.name for f in functions for a in f.args} - set(FIXED_ARGUMENTS.get(name, ()))
         arg_names = [t.name for t in actions.TYPES if t.name in used]  # pysc2's order
-        sizes = {"screen": screen_size[0] * screen_size[1],
-                 "screen2": screen_size[0] * screen_size[1],
-                 "minimap": minimap_size[0] * minimap_size[1]}
+        sizes = {
+            "screen": screen_size[0] * screen_size[1],
+            "screen2": screen_size[0] * screen_size[1],
+            "minimap": minimap_size[0] * minimap_size[1],
+        }
         heads = {"function": len(functions)}
         heads.update({a: sizes.get(a) or getattr(actions.TYPES, a).sizes[0] for a in arg_names})
-        uses = np.array([[a in {x.name for x in f.args} for a in arg_names]
-                         for f in functions], dtype=bool).reshape(len(functions), len(arg_names))
-        return cls(name, np.array([f.id for f in functions], np.int32), heads, uses,
-                   tuple(screen_size), tuple(minimap_size))
+        uses = np.array(
+            [[a in {x.name for x in f.args} for a in arg_names] for f in functions], dtype=bool
+        ).reshape(len(functions), len(arg_names))
+        return cls(
+            name,
+            np.array([f.id for f in functions], np.int32),
+            heads,
+            uses,
+            tuple(screen_size),
+            tuple(minimap_size),
+        )
 
     @property
     def argument_heads(self) -> list[str]:
@@ -190,8 +237,9 @@ class ActionSet:
                 continue
             index = int(heads[arg.name])
             if arg.name in SPATIAL_ARGS:
-                width = (self.screen_size if SPATIAL_ARGS[arg.name] == "screen"
-                         else self.minimap_size)[0]
+                width = (
+                    self.screen_size if SPATIAL_ARGS[arg.name] == "screen" else self.minimap_size
+                )[0]
                 arguments.append([index % width, index // width])
             else:
                 arguments.append([index])
@@ -199,31 +247,38 @@ class ActionSet:
 
     def function_calls(self, batch: Mapping[str, np.ndarray]) -> list[actions.FunctionCall]:
         """One call per env from batched head indices (each array [B])."""
-        return [self.function_call({k: v[i] for k, v in batch.items()})
-                for i in range(len(batch["function"]))]
+        return [
+            self.function_call({k: v[i] for k, v in batch.items()})
+            for i in range(len(batch["function"]))
+        ]
 
 
 def agent_interface_format(config) -> features.AgentInterfaceFormat:
     """The pysc2 interface an env must offer this agent: its screen and minimap sizes."""
-    return features.AgentInterfaceFormat(feature_dimensions=features.Dimensions(
-        screen=_xy(config.screen), minimap=_xy(config.minimap)))
+    return features.AgentInterfaceFormat(
+        feature_dimensions=features.Dimensions(
+            screen=_xy(config.screen), minimap=_xy(config.minimap)
+        )
+    )
 
 
 def _layer_specs(layer_set, names: Sequence[str]) -> tuple[LayerSpec, ...]:
     specs = []
     for name in names:
         if name not in layer_set._fields:
-            raise ConfigError(f"Unknown feature layer {name!r}; pysc2 has "
-                              f"{', '.join(layer_set._fields)}.")
+            raise ConfigError(
+                f"Unknown feature layer {name!r}; pysc2 has {', '.join(layer_set._fields)}."
+            )
         layer = getattr(layer_set, name)
-        specs.append(LayerSpec(name, layer.type == features.FeatureType.CATEGORICAL,
-                               int(layer.scale)))
+        specs.append(
+            LayerSpec(name, layer.type == features.FeatureType.CATEGORICAL, int(layer.scale))
+        )
     return tuple(specs)
 
 
 def _int_dtype(layers: Sequence[LayerSpec]) -> np.dtype:
     """uint8 when every layer fits (all but unit_type), else int16."""
-    return np.dtype(np.uint8 if max(l.scale for l in layers) <= 256 else np.int16)
+    return np.dtype(np.uint8 if max(layer.scale for layer in layers) <= 256 else np.int16)
 
 
 def _size(layer_shape: tuple[int, int, int]) -> tuple[int, int]:

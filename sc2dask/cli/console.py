@@ -46,11 +46,18 @@ class Console:
         os.dup2(self._log.fileno(), 2)
         root = logging.getLogger()
         self._handlers, self._level = root.handlers[:], root.level
-        logging.basicConfig(level=logging.INFO, stream=sys.stderr, force=True,
-                            format="%(asctime)s %(name)s %(levelname)s %(message)s")
+        logging.basicConfig(
+            level=logging.INFO,
+            stream=sys.stderr,
+            force=True,
+            format="%(asctime)s %(name)s %(levelname)s %(message)s",
+        )
         # Where the rest went, even with --json (stdout stays one JSON object).
-        print(f"Log:            {self.log_path}", file=self.err if self.quiet else self.out,
-              flush=True)
+        print(
+            f"Log:            {self.log_path}",
+            file=self.err if self.quiet else self.out,
+            flush=True,
+        )
         return self
 
     def __exit__(self, *exc) -> None:
@@ -85,8 +92,16 @@ class Console:
 
     def progress_bar(self, total: int, unit: str = "step"):
         """A tqdm bar on the terminal; a no-op one with --json."""
-        return tqdm(total=total, unit=unit, unit_scale=True, file=self.err, dynamic_ncols=True,
-                    disable=self.quiet, smoothing=0.1, mininterval=0.5)
+        return tqdm(
+            total=total,
+            unit=unit,
+            unit_scale=True,
+            file=self.err,
+            dynamic_ncols=True,
+            disable=self.quiet,
+            smoothing=0.1,
+            mininterval=0.5,
+        )
 
     def _new_log_path(self) -> Path:
         folder = Path(os.environ.get("SC2DASK_LOG_DIR") or Path(tempfile.gettempdir(), "sc2dask"))
@@ -94,5 +109,7 @@ class Console:
             folder.mkdir(parents=True, exist_ok=True)
         if not os.access(folder, os.W_OK):
             folder = Path(tempfile.gettempdir())
-        self.log_path = folder / f"{self._command}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+        self.log_path = (
+            folder / f"{self._command}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+        )
         return self.log_path

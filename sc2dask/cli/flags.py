@@ -18,8 +18,9 @@ from .. import settings
 def add_setting_flags(parser: argparse.ArgumentParser, cls) -> list[str]:
     """Add a flag per field of settings section ``cls``; returns the field names, for
     ``given``."""
-    group = parser.add_argument_group(f"{cls.section} settings (sc2dask.{cls.section} in "
-                                      f"sc2dask.yaml)")
+    group = parser.add_argument_group(
+        f"{cls.section} settings (sc2dask.{cls.section} in sc2dask.yaml)"
+    )
     hints = typing.get_type_hints(cls)
     names = []
     for field in dataclasses.fields(cls):
@@ -29,14 +30,26 @@ def add_setting_flags(parser: argparse.ArgumentParser, cls) -> list[str]:
         default = "unset" if field.default is None else field.default
         help_text = f"{rule.help} (package default {default})"
         if kind is bool:
-            group.add_argument(flag, dest=field.name, action=argparse.BooleanOptionalAction,
-                               default=None, help=help_text)
+            group.add_argument(
+                flag,
+                dest=field.name,
+                action=argparse.BooleanOptionalAction,
+                default=None,
+                help=help_text,
+            )
         elif typing.get_origin(kind) is typing.Literal:
-            group.add_argument(flag, dest=field.name, choices=typing.get_args(kind),
-                               default=None, help=help_text)
+            group.add_argument(
+                flag, dest=field.name, choices=typing.get_args(kind), default=None, help=help_text
+            )
         else:
-            group.add_argument(flag, dest=field.name, type=_parser(kind), default=None,
-                               metavar=rule.metavar or _metavar(kind), help=help_text)
+            group.add_argument(
+                flag,
+                dest=field.name,
+                type=_parser(kind),
+                default=None,
+                metavar=rule.metavar or _metavar(kind),
+                help=help_text,
+            )
         names.append(field.name)
     return names
 
@@ -58,7 +71,9 @@ def _parser(kind):
             return kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(
-                f"{text!r} is not {'a whole number' if kind is int else 'a number'}") from None
+                f"{text!r} is not {'a whole number' if kind is int else 'a number'}"
+            ) from None
+
     return parse if kind in (int, float) else str  # names: "a,b", split by settings.load
 
 

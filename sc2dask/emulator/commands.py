@@ -43,6 +43,7 @@ def apply_action(world: World, action, options) -> int:
 
 # --- feature-layer actions ------------------------------------------------------------
 
+
 def _feature_layer(world: World, act, options) -> int:
     if not options.HasField("feature_layer"):
         return NOT_SUPPORTED
@@ -61,11 +62,14 @@ def _feature_layer(world: World, act, options) -> int:
         sel = act.unit_selection_rect
         rects = []
         for r in sel.selection_screen_coord:
-            (ax, ay), (bx, by) = (screen.screen_to_world(r.p0.x, r.p0.y),
-                                  screen.screen_to_world(r.p1.x, r.p1.y))
+            (ax, ay), (bx, by) = (
+                screen.screen_to_world(r.p0.x, r.p0.y),
+                screen.screen_to_world(r.p1.x, r.p1.y),
+            )
             half = 0.5 / screen.scale  # the rectangle covers whole pixels
-            rects.append((min(ax, bx) - half, min(ay, by) - half,
-                          max(ax, bx) + half, max(ay, by) + half))
+            rects.append(
+                (min(ax, bx) - half, min(ay, by) - half, max(ax, bx) + half, max(ay, by) + half)
+            )
         return select_rect(world, rects, sel.selection_add)
     if kind == "unit_command":
         cmd = act.unit_command
@@ -81,8 +85,14 @@ def _feature_layer(world: World, act, options) -> int:
             # A minimap click is a place: a unit on it is not the target (pysc2's
             # minimap functions take a point only).
             point = _minimap_to_world(world, fl, cmd.target_minimap_coord)
-        return command(world, world.selected_units(), cmd.ability_id, point=point,
-                       target=unit, queue=cmd.queue_command)
+        return command(
+            world,
+            world.selected_units(),
+            cmd.ability_id,
+            point=point,
+            target=unit,
+            queue=cmd.queue_command,
+        )
     return SUCCESS  # an empty feature-layer action is a no-op
 
 
@@ -104,8 +114,9 @@ def _unit_at(world: World, x: float, y: float) -> Unit | None:
     """The visible unit under a world point: own units first, units before the
     structures they stand by, nearest centre first. Structures are hit on their footprint."""
     hits = [u for u in world.units.values() if world.is_visible(u) and _under(u, x, y)]
-    hits.sort(key=lambda u: (u.owner != Owner.AGENT, u.type.is_structure,
-                             math.hypot(u.x - x, u.y - y)))
+    hits.sort(
+        key=lambda u: (u.owner != Owner.AGENT, u.type.is_structure, math.hypot(u.x - x, u.y - y))
+    )
     return hits[0] if hits else None
 
 
@@ -137,8 +148,11 @@ def select_point(world: World, x: float, y: float, kind: int, screen) -> int:
             if kind == _SELECT.AllType:
                 world.select([])
             return SUCCESS
-        same = [u.tag for u in world.units.values() if u.owner == unit.owner
-                and u.type is unit.type and screen.on_screen(u.x, u.y)]
+        same = [
+            u.tag
+            for u in world.units.values()
+            if u.owner == unit.owner and u.type is unit.type and screen.on_screen(u.x, u.y)
+        ]
         if unit.owner != Owner.AGENT:
             same = [unit.tag]
         keep = world.selection if kind == _SELECT.AddAllType and _own_selection(world) else []
@@ -169,6 +183,7 @@ def select_rect(world: World, rects, add: bool) -> int:
 
 
 # --- UI actions -----------------------------------------------------------------------
+
 
 def _ui(world: World, act) -> int:
     kind = act.WhichOneof("action")
@@ -253,6 +268,7 @@ def multi_panel(world: World, kind: int, index: int) -> int:
 
 # --- raw actions ----------------------------------------------------------------------
 
+
 def _raw(world: World, act) -> int:
     kind = act.WhichOneof("action")
     if kind == "camera_move":
@@ -270,15 +286,18 @@ def _raw(world: World, act) -> int:
             point = (cmd.target_world_space_pos.x, cmd.target_world_space_pos.y)
         elif target is not None:
             point = (target.x, target.y)
-        return command(world, units, cmd.ability_id, point=point, target=target,
-                       queue=cmd.queue_command)
+        return command(
+            world, units, cmd.ability_id, point=point, target=target, queue=cmd.queue_command
+        )
     return NOT_SUPPORTED  # toggle_autocast
 
 
 # --- unit commands --------------------------------------------------------------------
 
-def command(world: World, units: list[Unit], ability_id: int, point=None, target=None,
-            queue=False) -> int:
+
+def command(
+    world: World, units: list[Unit], ability_id: int, point=None, target=None, queue=False
+) -> int:
     """Give an ability to the agent's selected units; each kind of unit takes its part.
 
     Structures train and rally; workers gather, return cargo and build; every mover
@@ -351,15 +370,20 @@ def _mover_command(world, movers, workers, general, ability_id, point, target, q
     elif point is None:
         return ERROR  # the other abilities need a target
     elif general == gamedata.ATTACK.ability_id or (
-            general == gamedata.SMART.ability_id and enemy is not None):
+        general == gamedata.SMART.ability_id and enemy is not None
+    ):
         if enemy is not None:
             world.command(movers, Order("attack", ability_id, point=point, target=enemy.tag), queue)
         else:
             world.command(movers, Order("attack", ability_id, point=point), queue)
     elif general == gamedata.PATROL.ability_id:
         world.command(movers, Order("patrol", ability_id, point=point), queue)
-    elif general == gamedata.SMART.ability_id and workers and target is not None and \
-            _smart_for_workers(world, movers, workers, ability_id, target, queue):
+    elif (
+        general == gamedata.SMART.ability_id
+        and workers
+        and target is not None
+        and _smart_for_workers(world, movers, workers, ability_id, target, queue)
+    ):
         return SUCCESS
     else:  # Move, or Smart on the ground / a friendly unit
         world.command(movers, Order("move", ability_id, point=point), queue)
@@ -388,12 +412,16 @@ def _wants_resource(world: World, ability_id: int) -> bool:
     general = ability.general_id if ability else 0
     return general == gamedata.HARVEST_GATHER.ability_id or (
         general == gamedata.SMART.ability_id
-        and any(u.type in economy.WORKERS for u in world.selected_units()))
+        and any(u.type in economy.WORKERS for u in world.selected_units())
+    )
 
 
 def _is_resource(unit: Unit | None) -> bool:
-    return unit is not None and unit.type.is_structure and (
-        unit.type.has_minerals or unit.type.has_vespene)
+    return (
+        unit is not None
+        and unit.type.is_structure
+        and (unit.type.has_minerals or unit.type.has_vespene)
+    )
 
 
 def _resource_under(world: World, x: float, y: float) -> Unit | None:
@@ -433,6 +461,15 @@ def _build(world, workers, unit_type, ability_id, point, queue) -> int:
         if problem is not None:
             return problem
     builder = min(workers, key=lambda u: u.distance_to(*site))
-    world.command([builder], Order("build", ability_id, point=site, build=unit_type,
-                                   target=geyser.tag if geyser is not None else None), queue)
+    world.command(
+        [builder],
+        Order(
+            "build",
+            ability_id,
+            point=site,
+            build=unit_type,
+            target=geyser.tag if geyser is not None else None,
+        ),
+        queue,
+    )
     return SUCCESS

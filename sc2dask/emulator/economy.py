@@ -44,8 +44,11 @@ def cost_error(world, unit_type: UnitType) -> int | None:
     """Why the agent cannot pay for or make ``unit_type`` now (an ActionResult), or None."""
     needed = gamedata.REQUIRES.get(unit_type)
     if needed is not None and not any(u.type is needed and u.finished for u in world.own_units()):
-        return (error_pb2.BuildTechRequirementsNotMet if unit_type.is_structure
-                else error_pb2.TechRequirementsNotMet)
+        return (
+            error_pb2.BuildTechRequirementsNotMet
+            if unit_type.is_structure
+            else error_pb2.TechRequirementsNotMet
+        )
     if world.minerals < unit_type.mineral_cost:
         return error_pb2.NotEnoughMinerals
     if world.vespene < unit_type.vespene_cost:
@@ -107,13 +110,15 @@ def _trains(producer_type: UnitType) -> list[UnitType]:
 
 def blocked_cells(world) -> np.ndarray:
     """Map cells [y, x] covered by a structure or resource."""
+
     def compute():
         grid = np.zeros(world.map_size[::-1], dtype=bool)
         for unit in world.units.values():
             if unit.type.is_structure:
                 x0, y0, x1, y1 = (int(round(v)) for v in unit.footprint())
-                grid[max(y0, 0):max(y1, 0), max(x0, 0):max(x1, 0)] = True
+                grid[max(y0, 0) : max(y1, 0), max(x0, 0) : max(x1, 0)] = True
         return grid
+
     return world.cached("blocked_cells", compute)
 
 
@@ -134,7 +139,7 @@ def placement_error(world, unit_type: UnitType, x: float, y: float) -> int | Non
     px0, py0, px1, py1 = world.scenario.playable
     if x0 < px0 - 1e-6 or y0 < py0 - 1e-6 or x0 + w > px1 + 1e-6 or y0 + h > py1 + 1e-6:
         return error_pb2.CantBuildLocationInvalid
-    if blocked_cells(world)[y0:y0 + h, x0:x0 + w].any():
+    if blocked_cells(world)[y0 : y0 + h, x0 : x0 + w].any():
         return error_pb2.CantBuildLocationInvalid
     if unit_type in TOWN_HALLS:
         s = TOWN_HALL_SPACING
@@ -183,20 +188,30 @@ def is_harvestable(world, unit: Unit | None) -> bool:
         return False
     if unit.type.has_minerals and unit.type is not gamedata.MINERAL_SHARD:
         return unit.contents > 0
-    return (unit.type is gamedata.REFINERY and unit.owner == Owner.AGENT and unit.finished
-            and unit.contents > 0)
+    return (
+        unit.type is gamedata.REFINERY
+        and unit.owner == Owner.AGENT
+        and unit.finished
+        and unit.contents > 0
+    )
 
 
 def harvesters(world, base: Unit) -> tuple[int, int]:
     """(assigned, ideal) workers of a town hall (2 per nearby field) or a refinery (3)."""
     if base.type in TOWN_HALLS:
-        fields = {u.tag for u in world.units.values() if u.type is gamedata.MINERAL_FIELD
-                  and base.gap_to(u) <= BASE_RADIUS}
+        fields = {
+            u.tag
+            for u in world.units.values()
+            if u.type is gamedata.MINERAL_FIELD and base.gap_to(u) <= BASE_RADIUS
+        }
         ideal = 2 * len(fields)
     else:
         fields, ideal = {base.tag}, 3
-    assigned = sum(1 for u in world.own_units() if u.type in WORKERS and u.harvesting
-                   and u.harvest_from in fields)
+    assigned = sum(
+        1
+        for u in world.own_units()
+        if u.type in WORKERS and u.harvesting and u.harvest_from in fields
+    )
     return assigned, ideal
 
 
@@ -215,8 +230,9 @@ def work(world, unit: Unit, order: Order) -> bool:
         resource = world.units.get(unit.harvest_from) if unit.harvest_from else None
         if not is_harvestable(world, resource):
             return True
-        unit.orders[0] = Order("gather", gamedata.HARVEST_GATHER_SCV.ability_id,
-                               target=resource.tag, phase="go")
+        unit.orders[0] = Order(
+            "gather", gamedata.HARVEST_GATHER_SCV.ability_id, target=resource.tag, phase="go"
+        )
         return False
     if order.kind == "build":
         return _build(world, unit, order)
@@ -232,8 +248,9 @@ def _gather(world, unit: Unit, order: Order) -> bool:
         return False
     resource = world.units.get(order.target)
     if not is_harvestable(world, resource):
-        resource = _free_field_near(world, order.point or (unit.x, unit.y), 2 * MINERAL_WALK,
-                                    unit, any_field=True)
+        resource = _free_field_near(
+            world, order.point or (unit.x, unit.y), 2 * MINERAL_WALK, unit, any_field=True
+        )
         if resource is None:
             return True
         order.target = resource.tag
@@ -251,16 +268,20 @@ def _gather(world, unit: Unit, order: Order) -> bool:
             return False  # wait at the field
         resource.miner = unit.tag
         order.phase = "mine"
-        order.timer = (gamedata.GAS_GATHER_LOOPS if resource.type.has_vespene
-                       else gamedata.MINERAL_GATHER_LOOPS)
+        order.timer = (
+            gamedata.GAS_GATHER_LOOPS
+            if resource.type.has_vespene
+            else gamedata.MINERAL_GATHER_LOOPS
+        )
         return False
     if order.phase == "mine":
         order.timer -= 1
         if order.timer > 0:
             return False
         gas = resource.type.has_vespene
-        amount = min(gamedata.GAS_PER_TRIP if gas else gamedata.MINERALS_PER_TRIP,
-                     resource.contents)
+        amount = min(
+            gamedata.GAS_PER_TRIP if gas else gamedata.MINERALS_PER_TRIP, resource.contents
+        )
         resource.contents -= amount
         resource.miner = None
         unit.cargo, unit.cargo_gas = amount, gas
@@ -290,8 +311,11 @@ def _free_field_near(world, point, radius: float, worker: Unit, any_field=False)
     (``any_field``: taken ones too, to replace a field that ran out)."""
     best, best_d = None, radius
     for res in world.units.values():
-        if res.type is gamedata.MINERAL_FIELD and res.contents > 0 and \
-                (any_field or _miner(world, res) in (None, worker)):
+        if (
+            res.type is gamedata.MINERAL_FIELD
+            and res.contents > 0
+            and (any_field or _miner(world, res) in (None, worker))
+        ):
             d = math.dist(point, (res.x, res.y))
             if d <= best_d:
                 best, best_d = res, d
@@ -299,8 +323,9 @@ def _free_field_near(world, point, radius: float, worker: Unit, any_field=False)
 
 
 def _town_hall(world, unit: Unit) -> Unit | None:
-    halls = world.cached("town_halls", lambda: [
-        u for u in world.own_units() if u.type in TOWN_HALLS and u.finished])
+    halls = world.cached(
+        "town_halls", lambda: [u for u in world.own_units() if u.type in TOWN_HALLS and u.finished]
+    )
     return min(halls, key=unit.gap_to, default=None)
 
 
@@ -323,8 +348,9 @@ def approach(world, unit: Unit, target: Unit) -> bool:
     """Walk towards ``target``'s edge; True once within ``ARRIVE`` of it."""
     if unit.gap_to(target) <= ARRIVE:
         return True
-    x0, y0, x1, y1 = target.footprint() if target.type.is_structure else (
-        target.x, target.y, target.x, target.y)
+    x0, y0, x1, y1 = (
+        target.footprint() if target.type.is_structure else (target.x, target.y, target.x, target.y)
+    )
     nx, ny = min(max(unit.x, x0), x1), min(max(unit.y, y0), y1)
     stop = unit.type.radius + (0.0 if target.type.is_structure else target.type.radius)
     world.move_towards(unit, nx, ny, stop_at=stop + ARRIVE / 2)
@@ -347,8 +373,9 @@ def _build(world, unit: Unit, order: Order) -> bool:
     if problem is not None:
         return True  # the game drops the order with an alert
     _pay(world, unit_type)
-    structure = world.spawn(unit_type, Owner.AGENT, site.x, site.y, build_progress=0.0,
-                            health=unit_type.health * 0.1)
+    structure = world.spawn(
+        unit_type, Owner.AGENT, site.x, site.y, build_progress=0.0, health=unit_type.health * 0.1
+    )
     if geyser is not None:
         structure.contents = geyser.contents
         world.remove(geyser)
@@ -371,8 +398,9 @@ def _construct(world, unit: Unit, order: Order) -> bool:
     structure.health = float(t.health)
     world.structure_version += 1  # a finished town hall takes cargo
     if t is gamedata.REFINERY:  # its builder starts on the gas, as in the game
-        unit.orders[0] = Order("gather", gamedata.HARVEST_GATHER_SCV.ability_id,
-                               target=structure.tag, phase="go")
+        unit.orders[0] = Order(
+            "gather", gamedata.HARVEST_GATHER_SCV.ability_id, target=structure.tag, phase="go"
+        )
         return False
     return True
 
@@ -423,8 +451,14 @@ def produce(world, structure: Unit) -> None:
     unit = world.spawn(unit_type, Owner.AGENT, structure.x, y0 - unit_type.radius - 0.05)
     rally_target = world.units.get(structure.rally_target) if structure.rally_target else None
     if unit_type in WORKERS and is_harvestable(world, rally_target):
-        unit.orders.append(Order("gather", gamedata.HARVEST_GATHER_SCV.ability_id,
-                                 target=rally_target.tag, phase="go"))
+        unit.orders.append(
+            Order(
+                "gather",
+                gamedata.HARVEST_GATHER_SCV.ability_id,
+                target=rally_target.tag,
+                phase="go",
+            )
+        )
     elif structure.rally is not None:
         unit.orders.append(Order("move", gamedata.MOVE_MOVE.ability_id, point=structure.rally))
     world.scenario.on_trained(world, unit)

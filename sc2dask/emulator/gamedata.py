@@ -63,46 +63,72 @@ STOP_STOP = Ability(4, "Stop", 0, "Stop", "S", NO_TARGET, remaps_to=STOP.ability
 MOVE_MOVE = Ability(16, "move", 0, "Move", "M", POINT_OR_UNIT, MOVE.ability_id, True)
 MOVE_PATROL = Ability(17, "move", 1, "Patrol", "P", POINT_OR_UNIT, PATROL.ability_id, True)
 MOVE_HOLD = Ability(18, "move", 2, "HoldPosition", "H", NO_TARGET, HOLD_POSITION.ability_id)
-ATTACK_ATTACK = Ability(23, "attack", 0, "Attack", "A", POINT_OR_UNIT, ATTACK.ability_id,
-                        True)
+ATTACK_ATTACK = Ability(23, "attack", 0, "Attack", "A", POINT_OR_UNIT, ATTACK.ability_id, True)
 
 # The economy: harvesting, building, training and rallying (general id first).
 HARVEST_GATHER = Ability(3666, "Harvest", 0, "Gather", "G", UNIT)
 HARVEST_RETURN = Ability(3667, "Harvest", 1, "ReturnCargo", "C", NO_TARGET)
 RALLY_UNITS = Ability(3673, "Rally", 0, "Rally", "Y", POINT_OR_UNIT, allow_minimap=True)
-RALLY_WORKERS = Ability(3690, "RallyWorkers", 0, "Rally", "Y", POINT_OR_UNIT,
-                        allow_minimap=True)
-HARVEST_GATHER_SCV = Ability(295, "SCVHarvest", 0, "Gather", "G", UNIT,
-                             HARVEST_GATHER.ability_id)
-HARVEST_RETURN_SCV = Ability(296, "SCVHarvest", 1, "ReturnCargo", "C", NO_TARGET,
-                             HARVEST_RETURN.ability_id)
+RALLY_WORKERS = Ability(3690, "RallyWorkers", 0, "Rally", "Y", POINT_OR_UNIT, allow_minimap=True)
+HARVEST_GATHER_SCV = Ability(295, "SCVHarvest", 0, "Gather", "G", UNIT, HARVEST_GATHER.ability_id)
+HARVEST_RETURN_SCV = Ability(
+    296, "SCVHarvest", 1, "ReturnCargo", "C", NO_TARGET, HARVEST_RETURN.ability_id
+)
 BUILD_COMMANDCENTER = Ability(318, "TerranBuild", 0, "CommandCenter", "C", POINT)
 BUILD_SUPPLYDEPOT = Ability(319, "TerranBuild", 2, "SupplyDepot", "S", POINT)
 BUILD_REFINERY = Ability(320, "TerranBuild", 3, "Refinery", "R", UNIT)
 BUILD_BARRACKS = Ability(321, "TerranBuild", 4, "Barracks", "B", POINT)
-RALLY_BUILDING = Ability(195, "Rally", 0, "Rally", "Y", POINT_OR_UNIT,
-                         RALLY_UNITS.ability_id, True)
-RALLY_COMMANDCENTER = Ability(203, "RallyCommand", 0, "Rally", "Y", POINT_OR_UNIT,
-                              RALLY_WORKERS.ability_id, True)
+RALLY_BUILDING = Ability(195, "Rally", 0, "Rally", "Y", POINT_OR_UNIT, RALLY_UNITS.ability_id, True)
+RALLY_COMMANDCENTER = Ability(
+    203, "RallyCommand", 0, "Rally", "Y", POINT_OR_UNIT, RALLY_WORKERS.ability_id, True
+)
 LIFT = Ability(3679, "Lift", 0, "Lift", "L", NO_TARGET)
 LAND = Ability(3678, "Land", 0, "Land", "L", POINT)
 CANCEL_LAST = Ability(3671, "Cancel", 0, "CancelLast", "", NO_TARGET)
-LIFT_COMMANDCENTER = Ability(417, "CommandCenterLiftOff", 0, "Lift", "L", NO_TARGET,
-                             LIFT.ability_id)
-LAND_COMMANDCENTER = Ability(419, "CommandCenterLand", 0, "Land", "L", POINT,
-                             LAND.ability_id)
-CANCEL_QUEUE5 = Ability(306, "Queue5", 0, "CancelLast", "", NO_TARGET,
-                        CANCEL_LAST.ability_id)
+LIFT_COMMANDCENTER = Ability(
+    417, "CommandCenterLiftOff", 0, "Lift", "L", NO_TARGET, LIFT.ability_id
+)
+LAND_COMMANDCENTER = Ability(419, "CommandCenterLand", 0, "Land", "L", POINT, LAND.ability_id)
+CANCEL_QUEUE5 = Ability(306, "Queue5", 0, "CancelLast", "", NO_TARGET, CANCEL_LAST.ability_id)
 TRAIN_SCV = Ability(524, "CommandCenterTrain", 0, "SCV", "S", NO_TARGET)
 TRAIN_MARINE = Ability(560, "BarracksTrain", 0, "Marine", "A", NO_TARGET)
 
-ABILITIES = {a.ability_id: a for a in (
-    SMART, STOP_STOP, MOVE_MOVE, MOVE_PATROL, MOVE_HOLD, ATTACK_ATTACK,
-    ATTACK, MOVE, PATROL, HOLD_POSITION, STOP,
-    HARVEST_GATHER, HARVEST_RETURN, RALLY_UNITS, RALLY_WORKERS, HARVEST_GATHER_SCV,
-    HARVEST_RETURN_SCV, BUILD_COMMANDCENTER, BUILD_SUPPLYDEPOT, BUILD_REFINERY,
-    BUILD_BARRACKS, RALLY_BUILDING, RALLY_COMMANDCENTER, TRAIN_SCV, TRAIN_MARINE,
-    LIFT, LAND, CANCEL_LAST, LIFT_COMMANDCENTER, LAND_COMMANDCENTER, CANCEL_QUEUE5)}
+ABILITIES = {
+    a.ability_id: a
+    for a in (
+        SMART,
+        STOP_STOP,
+        MOVE_MOVE,
+        MOVE_PATROL,
+        MOVE_HOLD,
+        ATTACK_ATTACK,
+        ATTACK,
+        MOVE,
+        PATROL,
+        HOLD_POSITION,
+        STOP,
+        HARVEST_GATHER,
+        HARVEST_RETURN,
+        RALLY_UNITS,
+        RALLY_WORKERS,
+        HARVEST_GATHER_SCV,
+        HARVEST_RETURN_SCV,
+        BUILD_COMMANDCENTER,
+        BUILD_SUPPLYDEPOT,
+        BUILD_REFINERY,
+        BUILD_BARRACKS,
+        RALLY_BUILDING,
+        RALLY_COMMANDCENTER,
+        TRAIN_SCV,
+        TRAIN_MARINE,
+        LIFT,
+        LAND,
+        CANCEL_LAST,
+        LIFT_COMMANDCENTER,
+        LAND_COMMANDCENTER,
+        CANCEL_QUEUE5,
+    )
+}
 # The specific ability a general id stands for, e.g. for orders in raw observations.
 SPECIFIC = {a.remaps_to: a.ability_id for a in ABILITIES.values() if a.remaps_to}
 
@@ -157,75 +183,238 @@ def _per_loop(per_second: float) -> float:
 
 
 MARINE = UnitType(
-    48, "Marine", health=45, speed=_per_loop(2.25), radius=0.375, damage=6,
-    weapon_range=5, cooldown=0.861 * LOOPS_PER_SECOND, sight=9, acquire_range=6,
-    light=True, food=1, mineral_cost=50, race=common_pb2.Terran, hits_air=True)
+    48,
+    "Marine",
+    health=45,
+    speed=_per_loop(2.25),
+    radius=0.375,
+    damage=6,
+    weapon_range=5,
+    cooldown=0.861 * LOOPS_PER_SECOND,
+    sight=9,
+    acquire_range=6,
+    light=True,
+    food=1,
+    mineral_cost=50,
+    race=common_pb2.Terran,
+    hits_air=True,
+)
 ZERGLING = UnitType(
-    105, "Zergling", health=35, speed=_per_loop(2.953), radius=0.375, damage=5,
-    weapon_range=0.1, cooldown=0.696 * LOOPS_PER_SECOND, sight=8, acquire_range=5,
-    light=True, food=0.5, mineral_cost=25, race=common_pb2.Zerg)
+    105,
+    "Zergling",
+    health=35,
+    speed=_per_loop(2.953),
+    radius=0.375,
+    damage=5,
+    weapon_range=0.1,
+    cooldown=0.696 * LOOPS_PER_SECOND,
+    sight=8,
+    acquire_range=5,
+    light=True,
+    food=0.5,
+    mineral_cost=25,
+    race=common_pb2.Zerg,
+)
 ROACH = UnitType(
-    110, "Roach", health=145, armor=1, speed=_per_loop(2.25), radius=0.5, damage=16,
-    weapon_range=4, cooldown=2.0 * LOOPS_PER_SECOND, sight=9, acquire_range=5,
-    armored=True, food=2, mineral_cost=75, race=common_pb2.Zerg)
+    110,
+    "Roach",
+    health=145,
+    armor=1,
+    speed=_per_loop(2.25),
+    radius=0.5,
+    damage=16,
+    weapon_range=4,
+    cooldown=2.0 * LOOPS_PER_SECOND,
+    sight=9,
+    acquire_range=5,
+    armored=True,
+    food=2,
+    mineral_cost=75,
+    race=common_pb2.Zerg,
+)
 BANELING = UnitType(
-    9, "Baneling", health=30, speed=_per_loop(2.5), radius=0.375, damage=16,
-    bonus_vs_light=19, weapon_range=0.25, cooldown=1, sight=8, acquire_range=5,
-    splash_radius=2.2, food=0.5, mineral_cost=50, race=common_pb2.Zerg)
-BEACON = UnitType(
-    317, "Beacon_Terran", health=0, radius=1.0, sight=0, army=False, collides=False)
+    9,
+    "Baneling",
+    health=30,
+    speed=_per_loop(2.5),
+    radius=0.375,
+    damage=16,
+    bonus_vs_light=19,
+    weapon_range=0.25,
+    cooldown=1,
+    sight=8,
+    acquire_range=5,
+    splash_radius=2.2,
+    food=0.5,
+    mineral_cost=50,
+    race=common_pb2.Zerg,
+)
+BEACON = UnitType(317, "Beacon_Terran", health=0, radius=1.0, sight=0, army=False, collides=False)
 MINERAL_SHARD = UnitType(
-    1680, "NaturalMinerals", health=0, radius=0.5, sight=0, army=False, collides=False,
-    has_minerals=True)
+    1680,
+    "NaturalMinerals",
+    health=0,
+    radius=0.5,
+    sight=0,
+    army=False,
+    collides=False,
+    has_minerals=True,
+)
 
 
 # The economy maps' units. Costs and build times are the game's (normal-speed seconds
 # x 16); README.md, "What the emulator plays", gives the sources.
 SCV = UnitType(
-    45, "SCV", health=45, speed=_per_loop(2.8125), radius=0.375, damage=5, weapon_range=0.1,
-    cooldown=1.5 * LOOPS_PER_SECOND, sight=8, acquire_range=0, light=True, mechanical=True,
-    army=False, food=1, mineral_cost=50, build_loops=272, race=common_pb2.Terran,
+    45,
+    "SCV",
+    health=45,
+    speed=_per_loop(2.8125),
+    radius=0.375,
+    damage=5,
+    weapon_range=0.1,
+    cooldown=1.5 * LOOPS_PER_SECOND,
+    sight=8,
+    acquire_range=0,
+    light=True,
+    mechanical=True,
+    army=False,
+    food=1,
+    mineral_cost=50,
+    build_loops=272,
+    race=common_pb2.Terran,
     # Workers accelerate at 2.5 per s^2 (most units: 1000, i.e. at once); with it 12 SCVs
     # on 8 fields bring about what the game's do (README.md, "What the emulator plays").
-    acceleration=2.5 / LOOPS_PER_SECOND ** 2)
+    acceleration=2.5 / LOOPS_PER_SECOND**2,
+)
 COMMAND_CENTER = UnitType(
-    18, "CommandCenter", health=1500, armor=1, radius=2.75, sight=11, army=False,
-    mineral_cost=400, build_loops=1600, supply=15, footprint=(5, 5), armored=True,
-    mechanical=True, race=common_pb2.Terran)
+    18,
+    "CommandCenter",
+    health=1500,
+    armor=1,
+    radius=2.75,
+    sight=11,
+    army=False,
+    mineral_cost=400,
+    build_loops=1600,
+    supply=15,
+    footprint=(5, 5),
+    armored=True,
+    mechanical=True,
+    race=common_pb2.Terran,
+)
 # Lifted off: it flies (over everything), keeps its supply, and is no drop-off point.
 COMMAND_CENTER_FLYING = UnitType(
-    36, "CommandCenterFlying", health=1500, armor=1, speed=_per_loop(1.3125), radius=2.75,
-    sight=11, army=False, supply=15, collides=False, armored=True, mechanical=True,
-    race=common_pb2.Terran)
+    36,
+    "CommandCenterFlying",
+    health=1500,
+    armor=1,
+    speed=_per_loop(1.3125),
+    radius=2.75,
+    sight=11,
+    army=False,
+    supply=15,
+    collides=False,
+    armored=True,
+    mechanical=True,
+    race=common_pb2.Terran,
+)
 SUPPLY_DEPOT = UnitType(
-    19, "SupplyDepot", health=400, armor=1, radius=1.25, army=False, mineral_cost=100,
-    build_loops=480, supply=8, footprint=(2, 2), armored=True, mechanical=True,
-    race=common_pb2.Terran)
+    19,
+    "SupplyDepot",
+    health=400,
+    armor=1,
+    radius=1.25,
+    army=False,
+    mineral_cost=100,
+    build_loops=480,
+    supply=8,
+    footprint=(2, 2),
+    armored=True,
+    mechanical=True,
+    race=common_pb2.Terran,
+)
 REFINERY = UnitType(
-    20, "Refinery", health=500, armor=1, radius=1.75, army=False, mineral_cost=75,
-    build_loops=480, footprint=(3, 3), armored=True, mechanical=True, has_vespene=True,
-    race=common_pb2.Terran)
+    20,
+    "Refinery",
+    health=500,
+    armor=1,
+    radius=1.75,
+    army=False,
+    mineral_cost=75,
+    build_loops=480,
+    footprint=(3, 3),
+    armored=True,
+    mechanical=True,
+    has_vespene=True,
+    race=common_pb2.Terran,
+)
 BARRACKS = UnitType(
-    21, "Barracks", health=1000, armor=1, radius=1.8125, army=False, mineral_cost=150,
-    build_loops=1040, footprint=(3, 3), armored=True, mechanical=True, race=common_pb2.Terran)
+    21,
+    "Barracks",
+    health=1000,
+    armor=1,
+    radius=1.8125,
+    army=False,
+    mineral_cost=150,
+    build_loops=1040,
+    footprint=(3, 3),
+    armored=True,
+    mechanical=True,
+    race=common_pb2.Terran,
+)
 # Field contents: the map script's reset path refills fields to 1500 and geysers to 2000.
 MINERAL_FIELD = UnitType(
-    341, "MineralField", health=0, radius=1.125, sight=0, army=False, has_minerals=True,
-    footprint=(2, 1), contents=1500)
+    341,
+    "MineralField",
+    health=0,
+    radius=1.125,
+    sight=0,
+    army=False,
+    has_minerals=True,
+    footprint=(2, 1),
+    contents=1500,
+)
 VESPENE_GEYSER = UnitType(
-    342, "VespeneGeyser", health=0, radius=1.8125, sight=0, army=False, has_vespene=True,
-    footprint=(3, 3), contents=2000)
+    342,
+    "VespeneGeyser",
+    health=0,
+    radius=1.8125,
+    sight=0,
+    army=False,
+    has_vespene=True,
+    footprint=(3, 3),
+    contents=2000,
+)
 
-UNIT_TYPES = {t.type_id: t for t in (
-    MARINE, ZERGLING, ROACH, BANELING, BEACON, MINERAL_SHARD, SCV, COMMAND_CENTER,
-    COMMAND_CENTER_FLYING, SUPPLY_DEPOT, REFINERY, BARRACKS, MINERAL_FIELD, VESPENE_GEYSER)}
+UNIT_TYPES = {
+    t.type_id: t
+    for t in (
+        MARINE,
+        ZERGLING,
+        ROACH,
+        BANELING,
+        BEACON,
+        MINERAL_SHARD,
+        SCV,
+        COMMAND_CENTER,
+        COMMAND_CENTER_FLYING,
+        SUPPLY_DEPOT,
+        REFINERY,
+        BARRACKS,
+        MINERAL_FIELD,
+        VESPENE_GEYSER,
+    )
+}
 
 SUPPLY_LIMIT = 200
 TOWN_HALLS = (COMMAND_CENTER,)  # where workers return cargo
 # What each builder ability makes, and what each producer trains.
-BUILDS = {BUILD_COMMANDCENTER.ability_id: COMMAND_CENTER,
-          BUILD_SUPPLYDEPOT.ability_id: SUPPLY_DEPOT, BUILD_REFINERY.ability_id: REFINERY,
-          BUILD_BARRACKS.ability_id: BARRACKS}
+BUILDS = {
+    BUILD_COMMANDCENTER.ability_id: COMMAND_CENTER,
+    BUILD_SUPPLYDEPOT.ability_id: SUPPLY_DEPOT,
+    BUILD_REFINERY.ability_id: REFINERY,
+    BUILD_BARRACKS.ability_id: BARRACKS,
+}
 TRAINS = {TRAIN_SCV.ability_id: SCV, TRAIN_MARINE.ability_id: MARINE}
 PRODUCES = {COMMAND_CENTER: (TRAIN_SCV,), BARRACKS: (TRAIN_MARINE,)}
 # Tech: a type can only be made once one of these is finished.

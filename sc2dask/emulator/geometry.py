@@ -29,18 +29,26 @@ class ScreenGeometry:
 
     def world_to_screen(self, x: float, y: float) -> tuple[int, int]:
         """pysc2's own transform for feature units (``floor`` of the scaled offset)."""
-        return (math.floor((x - self.cam_x) * self.scale + self.res_x / 2),
-                math.floor((self.cam_y - y) * self.scale + self.res_y / 2))
+        return (
+            math.floor((x - self.cam_x) * self.scale + self.res_x / 2),
+            math.floor((self.cam_y - y) * self.scale + self.res_y / 2),
+        )
 
     def screen_to_world(self, px: float, py: float) -> tuple[float, float]:
         """World position of the centre of screen pixel (px, py)."""
-        return (self.cam_x - self.width / 2 + (px + 0.5) / self.scale,
-                self.cam_y + self.height / 2 - (py + 0.5) / self.scale)
+        return (
+            self.cam_x - self.width / 2 + (px + 0.5) / self.scale,
+            self.cam_y + self.height / 2 - (py + 0.5) / self.scale,
+        )
 
     def world_bounds(self) -> tuple[float, float, float, float]:
         """(x0, y0, x1, y1) of the world area the screen shows."""
-        return (self.cam_x - self.width / 2, self.cam_y - self.height / 2,
-                self.cam_x + self.width / 2, self.cam_y + self.height / 2)
+        return (
+            self.cam_x - self.width / 2,
+            self.cam_y - self.height / 2,
+            self.cam_x + self.width / 2,
+            self.cam_y + self.height / 2,
+        )
 
     def on_screen(self, x: float, y: float) -> bool:
         x0, y0, x1, y1 = self.world_bounds()

@@ -41,15 +41,16 @@ def install(directory: str | os.PathLike, maps_dir: str | os.PathLike) -> Path:
     root = Path(directory).expanduser().absolute()
     binary = root / EXECUTABLE
     if binary.exists() and not is_emulator_launcher(binary):
-        raise FileExistsError(f"{binary} is a StarCraft II binary, not the emulator's "
-                              f"launcher; it is left as it is. Install the emulator into "
-                              f"another folder.")
+        raise FileExistsError(
+            f"{binary} is a StarCraft II binary, not the emulator's "
+            f"launcher; it is left as it is. Install the emulator into "
+            f"another folder."
+        )
     for sub in ("Replays", "Libs", "Maps", EXECUTABLE.parent, LAUNCHERS):
         (root / sub).mkdir(parents=True, exist_ok=True)
     _write_script(root / LAUNCHERS / f"{socket.gethostname()}.sh", _host_launcher_script())
     _write_script(binary, _launcher_script())
-    _link_maps(root / "Maps" / "mini_games",
-               Path(maps_dir).expanduser().absolute() / "mini_games")
+    _link_maps(root / "Maps" / "mini_games", Path(maps_dir).expanduser().absolute() / "mini_games")
     return root
 
 
@@ -71,20 +72,25 @@ def is_emulator_launcher(path: str | os.PathLike) -> bool:
 
 def _launcher_script() -> str:
     """``SC2_x64``: the same on every node; it runs this node's launcher."""
-    return "\n".join([
-        "#!/bin/sh",
-        f"{MARKER}: stands in for the StarCraft II binary (see sc2dask/emulator/install.py).",
-        # The process that started the game, read by this first shell: by the time the
-        # host's launcher runs, it may have died and left the game to init.
-        'SC2DASK_GAME_PARENT="$PPID"; export SC2DASK_GAME_PARENT',
-        'launcher="$(dirname "$0")/../../Launchers/$(uname -n).sh"',
-        'if [ ! -x "$launcher" ]; then',
-        '  echo "sc2dask emulator: no launcher for host $(uname -n) at $launcher;'
-        ' run \'sc2dask emulator install\' on this host" >&2',
-        "  exit 1",
-        "fi",
-        'exec "$launcher" "$@"',
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                "#!/bin/sh",
+                f"{MARKER}: stands in for the StarCraft II binary (see sc2dask/emulator/install.py).",
+                # The process that started the game, read by this first shell: by the time the
+                # host's launcher runs, it may have died and left the game to init.
+                'SC2DASK_GAME_PARENT="$PPID"; export SC2DASK_GAME_PARENT',
+                'launcher="$(dirname "$0")/../../Launchers/$(uname -n).sh"',
+                'if [ ! -x "$launcher" ]; then',
+                '  echo "sc2dask emulator: no launcher for host $(uname -n) at $launcher;'
+                " run 'sc2dask emulator install' on this host\" >&2",
+                "  exit 1",
+                "fi",
+                'exec "$launcher" "$@"',
+            ]
+        )
+        + "\n"
+    )
 
 
 def _host_launcher_script() -> str:
@@ -92,11 +98,14 @@ def _host_launcher_script() -> str:
     lines = ["#!/bin/sh", f"{MARKER} for host {socket.gethostname()}."]
     if str(_SOURCE_ROOT) not in site.getsitepackages():  # A source checkout.
         lines.append(
-            f"export PYTHONPATH={shlex.quote(str(_SOURCE_ROOT))}${{PYTHONPATH:+:$PYTHONPATH}}")
+            f"export PYTHONPATH={shlex.quote(str(_SOURCE_ROOT))}${{PYTHONPATH:+:$PYTHONPATH}}"
+        )
     # Quiet: a training run starts a game per env, and each would print its address. A game
     # whose owner died (a killed Dask worker) exits instead of running on, orphaned.
-    lines.append(f'exec {shlex.quote(sys.executable)} -m sc2dask.emulator -quiet '
-                 f'-exitWithParent "${{SC2DASK_GAME_PARENT:-$PPID}}" "$@"')
+    lines.append(
+        f"exec {shlex.quote(sys.executable)} -m sc2dask.emulator -quiet "
+        f'-exitWithParent "${{SC2DASK_GAME_PARENT:-$PPID}}" "$@"'
+    )
     return "\n".join(lines) + "\n"
 
 

@@ -39,20 +39,26 @@ def observe(world, options: sc_pb.InterfaceOptions) -> sc_pb.ResponseObservation
         _raw(obs.raw_data, world, options, visible)
     if options.HasField("feature_layer"):
         obs.feature_layer_data.CopyFrom(
-            render.render_feature_layers(world, options.feature_layer, visible))
+            render.render_feature_layers(world, options.feature_layer, visible)
+        )
     for result in world.action_errors:
         response.action_errors.add(result=result)
     return response
 
 
-def game_info(world, map_path: str, options: sc_pb.InterfaceOptions, race: int
-              ) -> sc_pb.ResponseGameInfo:
+def game_info(
+    world, map_path: str, options: sc_pb.InterfaceOptions, race: int
+) -> sc_pb.ResponseGameInfo:
     """Map, players and the echoed options; pysc2 rejects options that differ from its own."""
     scenario = world.scenario
     info = sc_pb.ResponseGameInfo(map_name=scenario.name, local_map_path=map_path)
     # Only the agent: the hostile player 2 of the maps is not a participant of the game.
-    info.player_info.add(player_id=1, type=sc_pb.Participant, race_requested=race,
-                         race_actual=race if race != common_pb2.Random else common_pb2.Terran)
+    info.player_info.add(
+        player_id=1,
+        type=sc_pb.Participant,
+        race_requested=race,
+        race_actual=race if race != common_pb2.Random else common_pb2.Terran,
+    )
     start = info.start_raw
     start.map_size.x, start.map_size.y = MAP_SIZE
     playable = _playable_grid(scenario.playable)
@@ -136,8 +142,9 @@ def _ui(ui, world, selected: list[Unit]) -> None:
     for index, tags in enumerate(world.control_groups):
         alive = [world.units[t] for t in tags if t in world.units]
         if alive:
-            ui.groups.add(control_group_index=index, leader_unit_type=alive[0].type.type_id,
-                          count=len(alive))
+            ui.groups.add(
+                control_group_index=index, leader_unit_type=alive[0].type.type_id, count=len(alive)
+            )
     if len(selected) == 1 and selected[0].queue and selected[0].owner == Owner.AGENT:
         _production(ui.production, selected[0])
     elif len(selected) == 1:
@@ -153,9 +160,12 @@ def _production(panel, producer: Unit) -> None:
     train = {TRAINS[a.ability_id]: a.ability_id for a in PRODUCES[producer.type]}
     for i, unit_type in enumerate(producer.queue):
         progress = (producer.train_loops or 0) / unit_type.build_loops if i == 0 else 0.0
-        item = panel.build_queue.add(unit_type=unit_type.type_id, player_relative=1,
-                                     health=int(unit_type.health),
-                                     max_health=int(unit_type.health))
+        item = panel.build_queue.add(
+            unit_type=unit_type.type_id,
+            player_relative=1,
+            health=int(unit_type.health),
+            max_health=int(unit_type.health),
+        )
         item.build_progress = progress
         panel.production_queue.add(ability_id=train[unit_type], build_progress=progress)
 
@@ -177,8 +187,9 @@ def _raw(raw, world, options, visible: list[Unit]) -> None:
     selected = set(world.selection)
     raw.player.camera.x, raw.player.camera.y = world.camera
     for unit in visible:
-        _raw_unit(raw.units.add(), world, unit, unit.tag in selected,
-                  screen.on_screen(unit.x, unit.y))
+        _raw_unit(
+            raw.units.add(), world, unit, unit.tag in selected, screen.on_screen(unit.x, unit.y)
+        )
 
 
 def _raw_unit(msg: raw_pb2.Unit, world, unit: Unit, selected: bool, on_screen: bool) -> None:
@@ -207,8 +218,10 @@ def _raw_unit(msg: raw_pb2.Unit, world, unit: Unit, selected: bool, on_screen: b
         msg.engaged_target_tag = unit.target
     for i, unit_type in enumerate(unit.queue):  # a producer's queue shows as its orders
         ability = next(a for a in PRODUCES[t] if TRAINS[a.ability_id] is unit_type)
-        msg.orders.add(ability_id=ability.ability_id, progress=(
-            (unit.train_loops or 0) / unit_type.build_loops if i == 0 else 0.0))
+        msg.orders.add(
+            ability_id=ability.ability_id,
+            progress=((unit.train_loops or 0) / unit_type.build_loops if i == 0 else 0.0),
+        )
     if unit.owner == Owner.AGENT and (t in TOWN_HALLS or t.has_vespene) and unit.finished:
         msg.assigned_harvesters, msg.ideal_harvesters = economy.harvesters(world, unit)
     for order in unit.orders:
@@ -223,7 +236,7 @@ def _raw_unit(msg: raw_pb2.Unit, world, unit: Unit, selected: bool, on_screen: b
 def _playable_grid(playable) -> np.ndarray:
     """Map cells [y, x] (row 0 is y = 0, as the game's raw grids) inside the playable area."""
     x0, y0, x1, y1 = playable
-    ys, xs = np.mgrid[0:MAP_SIZE[1], 0:MAP_SIZE[0]] + 0.5
+    ys, xs = np.mgrid[0 : MAP_SIZE[1], 0 : MAP_SIZE[0]] + 0.5
     return (xs >= x0) & (xs < x1) & (ys >= y0) & (ys < y1)
 
 

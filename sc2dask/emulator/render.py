@@ -24,22 +24,57 @@ DENSITY_AA_PER_UNIT = 16
 RASTER_BUDGET = 1 << 21  # window cells per rasterising pass (a few float64 arrays of it)
 
 SCREEN_BPP = {
-    "height_map": 8, "visibility_map": 8, "creep": 1, "power": 1, "player_id": 8,
-    "player_relative": 8, "unit_type": 32, "selected": 1, "unit_hit_points": 32,
-    "unit_hit_points_ratio": 8, "unit_energy": 32, "unit_energy_ratio": 8,
-    "unit_shields": 32, "unit_shields_ratio": 8, "unit_density": 8, "unit_density_aa": 8,
-    "effects": 8, "hallucinations": 1, "cloaked": 1, "blip": 1, "buffs": 32,
-    "buff_duration": 8, "active": 1, "build_progress": 8, "pathable": 1, "buildable": 1,
+    "height_map": 8,
+    "visibility_map": 8,
+    "creep": 1,
+    "power": 1,
+    "player_id": 8,
+    "player_relative": 8,
+    "unit_type": 32,
+    "selected": 1,
+    "unit_hit_points": 32,
+    "unit_hit_points_ratio": 8,
+    "unit_energy": 32,
+    "unit_energy_ratio": 8,
+    "unit_shields": 32,
+    "unit_shields_ratio": 8,
+    "unit_density": 8,
+    "unit_density_aa": 8,
+    "effects": 8,
+    "hallucinations": 1,
+    "cloaked": 1,
+    "blip": 1,
+    "buffs": 32,
+    "buff_duration": 8,
+    "active": 1,
+    "build_progress": 8,
+    "pathable": 1,
+    "buildable": 1,
     "placeholder": 1,
 }
 MINIMAP_BPP = {
-    "height_map": 8, "visibility_map": 8, "creep": 1, "camera": 1, "player_id": 8,
-    "player_relative": 8, "selected": 1, "alerts": 1, "pathable": 1, "buildable": 1,
+    "height_map": 8,
+    "visibility_map": 8,
+    "creep": 1,
+    "camera": 1,
+    "player_id": 8,
+    "player_relative": 8,
+    "selected": 1,
+    "alerts": 1,
+    "pathable": 1,
+    "buildable": 1,
     "unit_type": 32,
 }
 # Layers drawn from per-unit values, in the order _draw_units lists those values.
-_UNIT_LAYERS = ("player_relative", "player_id", "unit_type", "selected", "unit_hit_points",
-                "unit_hit_points_ratio", "build_progress")
+_UNIT_LAYERS = (
+    "player_relative",
+    "player_id",
+    "unit_type",
+    "selected",
+    "unit_hit_points",
+    "unit_hit_points_ratio",
+    "build_progress",
+)
 # Overlapping units: the later one in this order is drawn on top, so the agent's own
 # units stay visible on a beacon, and small units on big ones.
 _DRAW_RANK = {Alliance.NEUTRAL: 0, Alliance.ENEMY: 1, Alliance.ALLY: 2, Alliance.SELF: 3}
@@ -63,8 +98,9 @@ def minimap_frame(feature_layer, playable, map_size=MAP_SIZE):
     return minimap_geometry(feature_layer, map_size), (0.0, 0.0)
 
 
-def render_feature_layers(world, feature_layer, visible_units: list[Unit] | None = None
-                          ) -> spatial_pb2.ObservationFeatureLayer:
+def render_feature_layers(
+    world, feature_layer, visible_units: list[Unit] | None = None
+) -> spatial_pb2.ObservationFeatureLayer:
     """All 27 screen and 11 minimap layers for ``InterfaceOptions.feature_layer``.
 
     ``visible_units`` lets a caller that already filtered by fog share that work.
@@ -83,22 +119,29 @@ def render_feature_layers(world, feature_layer, visible_units: list[Unit] | None
         units = sorted(visible_units, key=lambda u: (_DRAW_RANK[u.alliance], -u.type.radius))
         _draw_units(out, screen, mini, origin, units, set(world.selection), cheat)
     if world.structure_version:  # structures and resources are neither pathable nor buildable
-        _draw_open_ground(out, blocked_cells(world), _screen_static(screen, playable),
-                          _minimap_static(mini, origin, playable))
+        _draw_open_ground(
+            out,
+            blocked_cells(world),
+            _screen_static(screen, playable),
+            _minimap_static(mini, origin, playable),
+        )
     if scenario.fog:  # without fog the template's all-visible layer stands
         vis = world.visibility()
         out.renders.visibility_map.data = pack_layer(
-            _sample(vis, _screen_static(screen, playable).cell_index), 8)
+            _sample(vis, _screen_static(screen, playable).cell_index), 8
+        )
         out.minimap_renders.visibility_map.data = pack_layer(
-            _sample(vis, _minimap_static(mini, origin, playable).cell_index), 8)
+            _sample(vis, _minimap_static(mini, origin, playable).cell_index), 8
+        )
     return out
 
 
 # --- the parts that change every frame -------------------------------------------------
 
 
-def _draw_units(out, screen: ScreenGeometry, mini: MinimapGeometry, origin, units, selected,
-                cheat) -> None:
+def _draw_units(
+    out, screen: ScreenGeometry, mini: MinimapGeometry, origin, units, selected, cheat
+) -> None:
     """Rasterise the units into the screen and the minimap in one pass.
 
     Both views share one flat pixel buffer (screen first) and only covered pixels are
@@ -111,16 +154,36 @@ def _draw_units(out, screen: ScreenGeometry, mini: MinimapGeometry, origin, unit
     for u in units:
         # Centre pixels come from the geometry module (the transform pysc2 and the action
         # handler use); the continuous positions repeat its formulas.
-        rows.append((*screen.world_to_screen(u.x, u.y), (u.x - screen.cam_x) * s_scale + sw / 2,
-                     (screen.cam_y - u.y) * s_scale + sh / 2, u.type.radius * s_scale))
-        values.append((u.alliance, u.owner, u.type.type_id, u.tag in selected, int(u.health),
-                       int(u.health / u.type.health * 255) if u.type.health > 0 else 0,
-                       0 if u.finished else int(u.build_progress * 255)))
+        rows.append(
+            (
+                *screen.world_to_screen(u.x, u.y),
+                (u.x - screen.cam_x) * s_scale + sw / 2,
+                (screen.cam_y - u.y) * s_scale + sh / 2,
+                u.type.radius * s_scale,
+            )
+        )
+        values.append(
+            (
+                u.alliance,
+                u.owner,
+                u.type.type_id,
+                u.tag in selected,
+                int(u.health),
+                int(u.health / u.type.health * 255) if u.type.health > 0 else 0,
+                0 if u.finished else int(u.build_progress * 255),
+            )
+        )
     # build_progress stays the template's zeros unless something is under construction.
     drawn = _UNIT_LAYERS if any(not u.finished for u in units) else _UNIT_LAYERS[:-1]
     for u in units:
-        rows.append((*mini.world_to_minimap(u.x - ox, u.y - oy), (u.x - ox) * m_scale,
-                     (mini.map_h - (u.y - oy)) * m_scale, u.type.radius * m_scale))
+        rows.append(
+            (
+                *mini.world_to_minimap(u.x - ox, u.y - oy),
+                (u.x - ox) * m_scale,
+                (mini.map_h - (u.y - oy)) * m_scale,
+                u.type.radius * m_scale,
+            )
+        )
     size = np.empty((2 * n, 3), dtype=np.int64)
     size[:n] = (sw, sh, 0)
     size[n:] = (mw, mh, sw * sh)
@@ -128,7 +191,7 @@ def _draw_units(out, screen: ScreenGeometry, mini: MinimapGeometry, origin, unit
 
     split = sw * sh
     layers = np.zeros((len(drawn), split + mw * mh), dtype=np.int32)
-    layers[:, pixels] = np.array(values, dtype=np.int32)[owner, :len(drawn)].T
+    layers[:, pixels] = np.array(values, dtype=np.int32)[owner, : len(drawn)].T
     for layer, name in zip(layers, drawn):
         getattr(out.renders, name).data = pack_layer(layer[:split], SCREEN_BPP[name])
         if name in MINIMAP_BPP and (cheat or name != "unit_type"):
@@ -142,7 +205,7 @@ def _draw_units(out, screen: ScreenGeometry, mini: MinimapGeometry, origin, unit
     out.renders.unit_density_aa.data = np.minimum(density_aa, 255).astype(np.uint8).tobytes()
 
 
-def _draw_open_ground(out, blocked: np.ndarray, screen: "_Static", mini: "_Static") -> None:
+def _draw_open_ground(out, blocked: np.ndarray, screen: _Static, mini: _Static) -> None:
     """``pathable`` and ``buildable``: the playable cells no footprint covers."""
     for layers, static in ((out.renders, screen), (out.minimap_renders, mini)):
         open_ground = static.in_playable.ravel() & ~_sample(blocked, static.cell_index)
@@ -169,9 +232,16 @@ def _rasterize(geo: np.ndarray, size: np.ndarray, n: int):
     half = int(math.ceil(float(geo[:, 4].max()) + 0.5)) + 1
     window = (min(2 * half + 1, int(size[:, 1].max())), min(2 * half + 1, int(size[:, 0].max())))
     rows_per_pass = max(1, RASTER_BUDGET // (window[0] * window[1]))
-    parts = [_discs(geo[i:i + rows_per_pass], size[i:i + rows_per_pass], half, window,
-                    screen_rows=max(0, min(n - i, rows_per_pass)))
-             for i in range(0, len(geo), rows_per_pass)]
+    parts = [
+        _discs(
+            geo[i : i + rows_per_pass],
+            size[i : i + rows_per_pass],
+            half,
+            window,
+            screen_rows=max(0, min(n - i, rows_per_pass)),
+        )
+        for i in range(0, len(geo), rows_per_pass)
+    ]
     pixels = np.concatenate([p[0] for p in parts])
     rows = np.concatenate([p[1] + i for p, i in zip(parts, range(0, len(geo), rows_per_pass))])
     unit = rows % n
@@ -184,8 +254,7 @@ def _rasterize(geo: np.ndarray, size: np.ndarray, n: int):
     return pixels, top[pixels], n_screen, aa_pixels, aa_weights
 
 
-def _discs(geo: np.ndarray, size: np.ndarray, half: int, window: tuple[int, int],
-           screen_rows: int):
+def _discs(geo: np.ndarray, size: np.ndarray, half: int, window: tuple[int, int], screen_rows: int):
     """One pass of ``_rasterize``: (flat pixels, their row in ``geo``, and the screen
     rows' anti-aliased pixels and weights), pixels in row then raster order."""
     ky, kx = window
@@ -201,7 +270,7 @@ def _discs(geo: np.ndarray, size: np.ndarray, half: int, window: tuple[int, int]
     inside = ((gy >= 0) & (gy < h))[:, :, None] & ((gx >= 0) & (gx < w))[:, None, :]
     flat = (base + gy * w)[:, :, None] + gx[:, None, :]
     radius = geo[:, 4, None, None]
-    disc = d2 <= radius ** 2
+    disc = d2 <= radius**2
     # The centre pixel, where it falls in the window (outside it, it is off the view).
     rows = np.arange(len(geo))
     cy, cx = centre[:, 1] - y0[:, 0], centre[:, 0] - x0[:, 0]
@@ -215,7 +284,8 @@ def _discs(geo: np.ndarray, size: np.ndarray, half: int, window: tuple[int, int]
     own_s = own[:s]
     centre_cover = cover[rows[:s][own_s], cy[:s][own_s], cx[:s][own_s]]
     cover[rows[:s][own_s], cy[:s][own_s], cx[:s][own_s]] = np.maximum(
-        centre_cover, 1.0 / DENSITY_AA_PER_UNIT)
+        centre_cover, 1.0 / DENSITY_AA_PER_UNIT
+    )
     keep = inside[:s] & (cover > 0)
     aa_weights = np.rint(cover[keep] * DENSITY_AA_PER_UNIT).astype(np.int32)
     return flat[disc], row_of, flat[:s][keep], aa_weights
@@ -244,7 +314,7 @@ class _Static:
     def __init__(self, xs: np.ndarray, ys: np.ndarray, playable):
         """``xs``/``ys``: world coordinates of the pixel-centre columns and rows."""
         x0, y0, x1, y1 = playable
-        self.in_playable = (((ys >= y0) & (ys < y1))[:, None] & ((xs >= x0) & (xs < x1))[None, :])
+        self.in_playable = ((ys >= y0) & (ys < y1))[:, None] & ((xs >= x0) & (xs < x1))[None, :]
         mw, mh = MAP_SIZE
         cx, cy = np.floor(xs).astype(np.int64), np.floor(ys).astype(np.int64)
         on_map = ((cy >= 0) & (cy < mh))[:, None] & ((cx >= 0) & (cx < mw))[None, :]
@@ -277,15 +347,22 @@ def _template(screen, mini, origin, playable, fog, cheat) -> spatial_pb2.Observa
     ground = height_value()
 
     s = _screen_static(screen, playable)
-    static = {"height_map": np.where(s.in_playable, ground, 0), "pathable": s.in_playable,
-              "buildable": s.in_playable}
+    static = {
+        "height_map": np.where(s.in_playable, ground, 0),
+        "pathable": s.in_playable,
+        "buildable": s.in_playable,
+    }
     if not fog:
         static["visibility_map"] = _sample(full_vis, s.cell_index)
     _fill(msg.renders, SCREEN_BPP, screen.res_x, screen.res_y, static)
 
     m = _minimap_static(mini, origin, playable)
-    static = {"height_map": np.where(m.in_playable, ground, 0), "pathable": m.in_playable,
-              "buildable": m.in_playable, "camera": _camera_layer(screen, mini, origin)}
+    static = {
+        "height_map": np.where(m.in_playable, ground, 0),
+        "pathable": m.in_playable,
+        "buildable": m.in_playable,
+        "camera": _camera_layer(screen, mini, origin),
+    }
     if not fog:
         static["visibility_map"] = _sample(full_vis, m.cell_index)
     names = {k: v for k, v in MINIMAP_BPP.items() if cheat or k != "unit_type"}

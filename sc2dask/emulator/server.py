@@ -41,21 +41,38 @@ DEFAULT_IDLE_TIMEOUT = 3600.0
 def parse_flags(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
     """The game's command line (see pysc2's ``lib/sc_process.py``); unknown flags come back apart."""
     parser = argparse.ArgumentParser(
-        prog="SC2_x64", description="The sc2dask emulator of the StarCraft II API.",
-        allow_abbrev=False)
+        prog="SC2_x64",
+        description="The sc2dask emulator of the StarCraft II API.",
+        allow_abbrev=False,
+    )
     parser.add_argument("-listen", default="127.0.0.1", help="address to listen on")
     parser.add_argument("-port", type=int, required=True, help="port to listen on")
     # Accepted for compatibility with the game; the emulator needs none of them.
-    for flag in ("-dataDir", "-tempDir", "-dataVersion", "-displayMode", "-eglpath",
-                 "-osmesapath", "-windowwidth", "-windowheight", "-windowx", "-windowy"):
+    for flag in (
+        "-dataDir",
+        "-tempDir",
+        "-dataVersion",
+        "-displayMode",
+        "-eglpath",
+        "-osmesapath",
+        "-windowwidth",
+        "-windowheight",
+        "-windowx",
+        "-windowy",
+    ):
         parser.add_argument(flag)
     for flag in ("-headlessNoRender", "-verboseMP", "-ipv6"):
         parser.add_argument(flag, action="store_true")
     parser.add_argument("-verbose", action="store_true", help="log every connection")
-    parser.add_argument("-quiet", action="store_true",
-                        help="warnings and errors only (how pysc2's launches run it)")
-    parser.add_argument("-exitWithParent", type=int, metavar="PID",
-                        help="exit when process PID (the one that started this one) dies")
+    parser.add_argument(
+        "-quiet", action="store_true", help="warnings and errors only (how pysc2's launches run it)"
+    )
+    parser.add_argument(
+        "-exitWithParent",
+        type=int,
+        metavar="PID",
+        help="exit when process PID (the one that started this one) dies",
+    )
     return parser.parse_known_args(list(argv))
 
 
@@ -65,20 +82,27 @@ class GameServer:
     ``on_quit`` is called (from a connection thread) when a client sends ``quit``.
     """
 
-    def __init__(self, host: str, port: int, on_quit: Callable[[], None],
-                 make_session: Callable[[], Session] = Session,
-                 idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT):
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        on_quit: Callable[[], None],
+        make_session: Callable[[], Session] = Session,
+        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
+    ):
         self._on_quit = on_quit
         self._make_session = make_session
         self._idle_timeout = idle_timeout or None  # 0: never
         self._quitting = False
         self._server = serve(
-            self._play, host, port,
+            self._play,
+            host,
+            port,
             process_request=self._check_request,
-            compression=None,    # pysc2's client never negotiates permessage-deflate.
+            compression=None,  # pysc2's client never negotiates permessage-deflate.
             max_size=MAX_MESSAGE_BYTES,  # requests only; observations go out unlimited.
             ping_interval=None,  # The game sends no keepalive pings, and a slow agent
-                                 # would otherwise be dropped for not answering them.
+            # would otherwise be dropped for not answering them.
             close_timeout=0.5,  # Bounds how long a silent client delays exit.
         )
 
@@ -98,8 +122,10 @@ class GameServer:
         if self._server.connections or self._quitting:
             # Like the game, drop a second client mid-handshake; pysc2 reports that as
             # "Connection rejected. Is something else connected?".
-            log.warning("Rejected a connection from %s:%s: a game is already connected.",
-                        *connection.remote_address[:2])
+            log.warning(
+                "Rejected a connection from %s:%s: a game is already connected.",
+                *connection.remote_address[:2],
+            )
             connection.close_socket()
         return None
 
@@ -112,9 +138,12 @@ class GameServer:
                 try:
                     request = connection.recv(timeout=self._idle_timeout, decode=False)
                 except TimeoutError:
-                    log.warning("Dropped the client at %s:%s: no request for %g s (%s).",
-                                *connection.remote_address[:2], self._idle_timeout,
-                                IDLE_TIMEOUT_ENV)
+                    log.warning(
+                        "Dropped the client at %s:%s: no request for %g s (%s).",
+                        *connection.remote_address[:2],
+                        self._idle_timeout,
+                        IDLE_TIMEOUT_ENV,
+                    )
                     connection.close()
                     break
                 reply = session.handle(request)
@@ -133,9 +162,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Serve one emulated game on ``-listen``/``-port`` until ``quit``, SIGTERM or SIGINT."""
     args, unknown = parse_flags(sys.argv[1:] if argv is None else argv)
     level = logging.DEBUG if args.verbose else logging.WARNING if args.quiet else logging.INFO
-    logging.basicConfig(level=level,
-                        format="sc2dask emulator: %(message)s", stream=sys.stderr,
-                        force=True)  # This process is ours; drop handlers set by imports.
+    logging.basicConfig(
+        level=level, format="sc2dask emulator: %(message)s", stream=sys.stderr, force=True
+    )  # This process is ours; drop handlers set by imports.
     logging.getLogger("websockets").setLevel(logging.WARNING)
     if unknown:
         log.info("Ignoring unknown flags: %s", " ".join(unknown))
@@ -147,9 +176,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     wake_up, wake_up_writer = socket.socketpair()
     with wake_up, wake_up_writer:
         try:
-            server = GameServer(args.listen, args.port,
-                                on_quit=lambda: wake_up_writer.send(b"q"),
-                                idle_timeout=_idle_timeout())
+            server = GameServer(
+                args.listen,
+                args.port,
+                on_quit=lambda: wake_up_writer.send(b"q"),
+                idle_timeout=_idle_timeout(),
+            )
         except ValueError as err:
             log.error("%s", err)
             return 2
@@ -161,18 +193,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         # A SIGINT ignored by whoever started us stays ignored (as nohup does), so a
         # terminal's Ctrl-C can stop a training run cleanly without killing its games.
         stopping = [signal.SIGTERM] + [signal.SIGINT] * (
-            signal.getsignal(signal.SIGINT) is not signal.SIG_IGN)
+            signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+        )
         for signum in stopping:
             signal.signal(signum, lambda signum, frame: None)
         accept = threading.Thread(target=server.serve_forever, name="sc2api-accept")
         accept.start()
         if args.exitWithParent:
-            threading.Thread(target=_wake_when_orphaned,
-                             args=(args.exitWithParent, wake_up_writer),
-                             name="parent-watch", daemon=True).start()
+            threading.Thread(
+                target=_wake_when_orphaned,
+                args=(args.exitWithParent, wake_up_writer),
+                name="parent-watch",
+                daemon=True,
+            ).start()
         host, port = server.address
-        log.info("Listening on ws://%s:%s%s", f"[{host}]" if ":" in host else host, port,
-                 API_PATH)
+        log.info("Listening on ws://%s:%s%s", f"[{host}]" if ":" in host else host, port, API_PATH)
         wake_up.recv(1)
         # Ignored from here on: Python resets its own handlers to the default (die) while
         # it exits, which would turn pysc2's next SIGTERM into a death by signal.
@@ -193,8 +228,10 @@ def _idle_timeout() -> float:
     except ValueError:
         seconds = -1.0
     if not seconds >= 0:
-        raise ValueError(f"{IDLE_TIMEOUT_ENV}={text!r} must be a number of seconds >= 0 "
-                         f"(0: never drop an idle client).")
+        raise ValueError(
+            f"{IDLE_TIMEOUT_ENV}={text!r} must be a number of seconds >= 0 "
+            f"(0: never drop an idle client)."
+        )
     return seconds
 
 

@@ -50,11 +50,15 @@ def _interface_problem(options) -> str | None:
     for name in ("resolution", "minimap_resolution"):
         size = getattr(fl, name)
         if not (1 <= size.x <= MAX_RESOLUTION and 1 <= size.y <= MAX_RESOLUTION):
-            return (f"feature_layer.{name} {size.x}x{size.y} is out of range: each side must be "
-                    f"1..{MAX_RESOLUTION} pixels")
+            return (
+                f"feature_layer.{name} {size.x}x{size.y} is out of range: each side must be "
+                f"1..{MAX_RESOLUTION} pixels"
+            )
     if fl.HasField("width") and not (1.0 <= fl.width <= MAX_SCREEN_WIDTH):
-        return (f"feature_layer.width {fl.width} is out of range: the screen must span "
-                f"1..{MAX_SCREEN_WIDTH:g} world units (pysc2's default is 24)")
+        return (
+            f"feature_layer.width {fl.width} is out of range: the screen must span "
+            f"1..{MAX_SCREEN_WIDTH:g} world units (pysc2's default is 24)"
+        )
     return None
 
 
@@ -107,7 +111,8 @@ class Session:
             if allowed is not None and self.status not in allowed:
                 raise RequestFailed(
                     f"'{kind}' called while in state {Status.Name(self.status)}; valid: "
-                    + ", ".join(sorted(Status.Name(s) for s in allowed)))
+                    + ", ".join(sorted(Status.Name(s) for s in allowed))
+                )
             handler(getattr(request, kind), getattr(response, kind))
         except Refused as exc:
             reply = getattr(response, kind)
@@ -117,7 +122,8 @@ class Session:
         except Exception as exc:  # a bug of ours must not take the connection down
             log.exception("request %s failed", kind)
             response = self._error_response(
-                response, kind, f"sc2dask emulator internal error in '{kind}': {exc!r}")
+                response, kind, f"sc2dask emulator internal error in '{kind}': {exc!r}"
+            )
         response.status = self.status
         return response.SerializeToString()
 
@@ -138,20 +144,24 @@ class Session:
 
     def _create_game(self, req, resp) -> None:
         if req.HasField("battlenet_map_name"):
-            raise Refused(sc_pb.ResponseCreateGame.InvalidMapName,
-                          "Battle.net maps are not emulated; use a mini-game map "
-                          "via local_map.map_path")
+            raise Refused(
+                sc_pb.ResponseCreateGame.InvalidMapName,
+                "Battle.net maps are not emulated; use a mini-game map via local_map.map_path",
+            )
         if not req.HasField("local_map"):
-            raise Refused(sc_pb.ResponseCreateGame.MissingMap,
-                          "create_game needs local_map.map_path")
+            raise Refused(
+                sc_pb.ResponseCreateGame.MissingMap, "create_game needs local_map.map_path"
+            )
         try:
             self._scenario_class = type(scenario_for(req.local_map.map_path))
         except UnsupportedMapError as exc:
             raise Refused(sc_pb.ResponseCreateGame.InvalidMapPath, str(exc)) from None
         participants = [p for p in req.player_setup if p.type == sc_pb.Participant]
         if len(participants) != 1:
-            raise Refused(sc_pb.ResponseCreateGame.InvalidPlayerSetup,
-                          "the emulator plays the mini-games with exactly one Participant")
+            raise Refused(
+                sc_pb.ResponseCreateGame.InvalidPlayerSetup,
+                "the emulator plays the mini-games with exactly one Participant",
+            )
         self._map_path = req.local_map.map_path
         self._seed = req.random_seed if req.HasField("random_seed") else secrets.randbits(32)
         self._episode = 0
@@ -160,12 +170,13 @@ class Session:
 
     def _join_game(self, req, resp) -> None:
         if req.options.HasField("render"):
-            raise Refused(sc_pb.ResponseJoinGame.FeatureUnsupported,
-                          "RGB rendering is not available in the sc2dask emulator: "
-                          "use feature layers (rgb_screen=None) or the real game")
+            raise Refused(
+                sc_pb.ResponseJoinGame.FeatureUnsupported,
+                "RGB rendering is not available in the sc2dask emulator: "
+                "use feature layers (rgb_screen=None) or the real game",
+            )
         if not req.HasField("options"):
-            raise Refused(sc_pb.ResponseJoinGame.MissingOptions,
-                          "join_game needs InterfaceOptions")
+            raise Refused(sc_pb.ResponseJoinGame.MissingOptions, "join_game needs InterfaceOptions")
         problem = _interface_problem(req.options)
         if problem:
             raise Refused(sc_pb.ResponseJoinGame.OtherError, problem)
@@ -223,5 +234,7 @@ class Session:
             self.status = Status.ended
 
     def _save_replay(self, req, resp) -> None:
-        raise RequestFailed("save_replay: the sc2dask emulator does not write replays; "
-                            "set save_replay_episodes=0 or use the real game")
+        raise RequestFailed(
+            "save_replay: the sc2dask emulator does not write replays; "
+            "set save_replay_episodes=0 or use the real game"
+        )

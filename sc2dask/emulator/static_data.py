@@ -16,13 +16,31 @@ from .gamedata import ABILITIES, LOOPS_PER_SECOND, UNIT_TYPES, Ability, UnitType
 _A = data_pb2.Attribute
 _MOVER_CARD = [gd.SMART, gd.STOP_STOP, gd.MOVE_MOVE, gd.MOVE_PATROL, gd.MOVE_HOLD]
 _CARDS = {
-    gd.SCV: _MOVER_CARD + [gd.ATTACK_ATTACK, gd.HARVEST_GATHER_SCV, gd.HARVEST_RETURN_SCV,
-                           gd.BUILD_COMMANDCENTER, gd.BUILD_SUPPLYDEPOT, gd.BUILD_REFINERY,
-                           gd.BUILD_BARRACKS],
-    gd.COMMAND_CENTER: [gd.SMART, gd.TRAIN_SCV, gd.RALLY_COMMANDCENTER, gd.LIFT_COMMANDCENTER,
-                        gd.CANCEL_QUEUE5],
-    gd.COMMAND_CENTER_FLYING: [gd.SMART, gd.STOP_STOP, gd.MOVE_MOVE, gd.MOVE_PATROL,
-                               gd.MOVE_HOLD, gd.LAND_COMMANDCENTER],
+    gd.SCV: _MOVER_CARD
+    + [
+        gd.ATTACK_ATTACK,
+        gd.HARVEST_GATHER_SCV,
+        gd.HARVEST_RETURN_SCV,
+        gd.BUILD_COMMANDCENTER,
+        gd.BUILD_SUPPLYDEPOT,
+        gd.BUILD_REFINERY,
+        gd.BUILD_BARRACKS,
+    ],
+    gd.COMMAND_CENTER: [
+        gd.SMART,
+        gd.TRAIN_SCV,
+        gd.RALLY_COMMANDCENTER,
+        gd.LIFT_COMMANDCENTER,
+        gd.CANCEL_QUEUE5,
+    ],
+    gd.COMMAND_CENTER_FLYING: [
+        gd.SMART,
+        gd.STOP_STOP,
+        gd.MOVE_MOVE,
+        gd.MOVE_PATROL,
+        gd.MOVE_HOLD,
+        gd.LAND_COMMANDCENTER,
+    ],
     gd.BARRACKS: [gd.SMART, gd.TRAIN_MARINE, gd.RALLY_BUILDING],
 }
 
@@ -57,8 +75,9 @@ def _ability_data(msg: data_pb2.AbilityData, a: Ability) -> None:
     msg.link_index = a.link_index
     msg.button_name = a.button_name
     # The game names specific abilities "<Link> <Button>", e.g. "Move Patrol".
-    msg.friendly_name = (f"{a.link_name.capitalize()} {a.button_name}" if a.remaps_to
-                         else a.button_name)
+    msg.friendly_name = (
+        f"{a.link_name.capitalize()} {a.button_name}" if a.remaps_to else a.button_name
+    )
     msg.hotkey = a.hotkey
     if a.remaps_to:
         msg.remaps_to_ability_id = a.remaps_to

@@ -109,7 +109,7 @@ class Unit:
         w, h = self.type.footprint
         return self.x - w / 2, self.y - h / 2, self.x + w / 2, self.y + h / 2
 
-    def gap_to(self, other: "Unit") -> float:
+    def gap_to(self, other: Unit) -> float:
         """Edge-to-edge distance: to a structure's footprint, or between two discs."""
         if other.type.is_structure:
             x0, y0, x1, y1 = other.footprint()

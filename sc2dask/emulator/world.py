@@ -98,17 +98,23 @@ class World:
 
     def _footprints(self):
         """The structures and resources, their footprints (m, 4) and which are resources."""
+
         def compute():
             structures = [u for u in self.units.values() if u.type.is_structure]
             rects = np.array([u.footprint() for u in structures], dtype=float).reshape(-1, 4)
-            resource = np.array([u.type.has_minerals or u.type.has_vespene for u in structures],
-                                dtype=bool)
+            resource = np.array(
+                [u.type.has_minerals or u.type.has_vespene for u in structures], dtype=bool
+            )
             return structures, rects, resource
+
         return self.cached("footprints", compute)
 
     def units_of(self, owner: Owner, unit_type: UnitType | None = None) -> list[Unit]:
-        return [u for u in self.units.values()
-                if u.owner == owner and (unit_type is None or u.type is unit_type)]
+        return [
+            u
+            for u in self.units.values()
+            if u.owner == owner and (unit_type is None or u.type is unit_type)
+        ]
 
     def selected_units(self) -> list[Unit]:
         return [self.units[t] for t in self.selection if t in self.units]
@@ -159,8 +165,10 @@ class World:
     def _tick(self) -> None:
         if self._end_at is None:  # after the last death the scripts pause all units
             acting = list(self.units.values())
-            self._rosters = {owner: [u for u in acting if u.owner == owner]
-                             for owner in (Owner.AGENT, Owner.HOSTILE)}
+            self._rosters = {
+                owner: [u for u in acting if u.owner == owner]
+                for owner in (Owner.AGENT, Owner.HOSTILE)
+            }
             for unit in acting:
                 if unit.alive:  # a unit killed earlier in this loop fires no last shot
                     self._act(unit)
@@ -279,8 +287,12 @@ class World:
         unit.cooldown = unit.type.cooldown
         if unit.type.splash_radius:  # a baneling detonates and dies
             for other in list(self.units.values()):
-                if other.owner not in (unit.owner, Owner.NEUTRAL) and other.alive and \
-                        unit.distance_to(other.x, other.y) <= unit.type.splash_radius + other.type.radius:
+                if (
+                    other.owner not in (unit.owner, Owner.NEUTRAL)
+                    and other.alive
+                    and unit.distance_to(other.x, other.y)
+                    <= unit.type.splash_radius + other.type.radius
+                ):
                     self._damage(unit, other)
             unit.health = 0
             return
@@ -305,9 +317,15 @@ class World:
     def _call_for_help(self, victim: Unit, attacker: Unit) -> None:
         """An attacked unit, and idle allies near it, turn on the attacker (engine default)."""
         for unit in self.units.values():
-            if unit.owner == victim.owner and unit.alive and unit.type.can_attack and not unit.orders \
-                    and unit.target is None and not unit.holding and \
-                    (unit is victim or unit.distance_to(victim.x, victim.y) <= HELP_RADIUS):
+            if (
+                unit.owner == victim.owner
+                and unit.alive
+                and unit.type.can_attack
+                and not unit.orders
+                and unit.target is None
+                and not unit.holding
+                and (unit is victim or unit.distance_to(victim.x, victim.y) <= HELP_RADIUS)
+            ):
                 unit.target, unit.leash = attacker.tag, (unit.x, unit.y)
 
     def move_towards(self, unit: Unit, x: float, y: float, stop_at: float) -> bool:
@@ -347,8 +365,9 @@ class World:
             return x, y
         r = unit.type.radius - 0.02  # just inside where the push-out leaves a unit
         grown = rects + np.array([-r, -r, r, r])
-        at_destination = ((grown[:, 0] <= x) & (x <= grown[:, 2])
-                          & (grown[:, 1] <= y) & (y <= grown[:, 3]))  # the target itself
+        at_destination = (
+            (grown[:, 0] <= x) & (x <= grown[:, 2]) & (grown[:, 1] <= y) & (y <= grown[:, 3])
+        )  # the target itself
         t = _segments_enter(unit.x, unit.y, x, y, grown)
         t[at_destination | (resource if unit.harvesting else False)] = np.inf
         j = int(np.argmin(t))
@@ -357,16 +376,24 @@ class World:
             return x, y
         m = 0.15  # corners just clear of the footprint
         here = (unit.x, unit.y)
-        corners = [(cx, cy) for cx in (first[0] - m, first[2] + m)
-                   for cy in (first[1] - m, first[3] + m)
-                   if math.dist(here, (cx, cy)) > 0.05  # not the corner it stands at
-                   and _segment_enters(unit.x, unit.y, cx, cy, first) is None]
+        corners = [
+            (cx, cy)
+            for cx in (first[0] - m, first[2] + m)
+            for cy in (first[1] - m, first[3] + m)
+            if math.dist(here, (cx, cy)) > 0.05  # not the corner it stands at
+            and _segment_enters(unit.x, unit.y, cx, cy, first) is None
+        ]
         if not corners:
             return x, y
         # Prefer a corner from which the destination is in sight: walking back to the
         # nearer corner would only come round again.
-        return min(corners, key=lambda c: (_segment_enters(*c, x, y, first) is not None,
-                                           math.dist(here, c) + math.dist(c, (x, y))))
+        return min(
+            corners,
+            key=lambda c: (
+                _segment_enters(*c, x, y, first) is not None,
+                math.dist(here, c) + math.dist(c, (x, y)),
+            ),
+        )
 
     def _resolve_collisions(self) -> None:
         """Push overlapping ground units apart (half the overlap each) and out of
@@ -399,9 +426,15 @@ class World:
             if hit.any():
                 # Coincident units separate along a fixed axis so results stay deterministic.
                 safe = np.where(dist > 1e-9, dist, 1.0)
-                direction = np.where((dist > 1e-9)[..., None], delta / safe[..., None],
-                                     np.sign(np.arange(len(movers))[:, None, None]
-                                             - np.arange(len(movers))[None, :, None]) * [1.0, 0.0])
+                direction = np.where(
+                    (dist > 1e-9)[..., None],
+                    delta / safe[..., None],
+                    np.sign(
+                        np.arange(len(movers))[:, None, None]
+                        - np.arange(len(movers))[None, :, None]
+                    )
+                    * [1.0, 0.0],
+                )
                 push = (np.where(hit, overlap / 2, 0.0)[..., None] * direction).sum(axis=1)
                 pos += push
                 for unit, (x, y) in zip(movers, pos):
@@ -415,11 +448,13 @@ class World:
         pos = np.array([(u.x, u.y) for u in movers])
         radii = np.array([u.type.radius for u in movers])[:, None]
         # Which units are within a radius of which footprints' boxes (the few to look at).
-        near = ((rects[None, :, 0] - radii < pos[:, None, 0])
-                & (pos[:, None, 0] < rects[None, :, 2] + radii)
-                & (rects[None, :, 1] - radii < pos[:, None, 1])
-                & (pos[:, None, 1] < rects[None, :, 3] + radii)
-                & ~(np.array(harvesting)[:, None] & resource[None, :]))
+        near = (
+            (rects[None, :, 0] - radii < pos[:, None, 0])
+            & (pos[:, None, 0] < rects[None, :, 2] + radii)
+            & (rects[None, :, 1] - radii < pos[:, None, 1])
+            & (pos[:, None, 1] < rects[None, :, 3] + radii)
+            & ~(np.array(harvesting)[:, None] & resource[None, :])
+        )
         for i, j in zip(*np.nonzero(near)):
             unit, (x0, y0, x1, y1) = movers[i], rects[j]
             r = unit.type.radius
@@ -452,10 +487,10 @@ class World:
         return np.where(vis, 2, np.where(self.explored, 1, 0)).astype(np.uint8)
 
     def _visible_cells(self) -> np.ndarray:
-        ys, xs = np.mgrid[0:MAP_SIZE[1], 0:MAP_SIZE[0]] + 0.5
+        ys, xs = np.mgrid[0 : MAP_SIZE[1], 0 : MAP_SIZE[0]] + 0.5
         vis = np.zeros(MAP_SIZE[::-1], dtype=bool)
         for u in self.own_units():
-            vis |= (xs - u.x) ** 2 + (ys - u.y) ** 2 <= u.type.sight ** 2
+            vis |= (xs - u.x) ** 2 + (ys - u.y) ** 2 <= u.type.sight**2
         return vis
 
     def _update_fog(self) -> None:
@@ -465,8 +500,10 @@ class World:
     def is_visible(self, unit: Unit) -> bool:
         if not self.scenario.fog or unit.owner == Owner.AGENT:
             return True
-        return any(math.hypot(u.x - unit.x, u.y - unit.y) <= u.type.sight + unit.type.radius
-                   for u in self.own_units())
+        return any(
+            math.hypot(u.x - unit.x, u.y - unit.y) <= u.type.sight + unit.type.radius
+            for u in self.own_units()
+        )
 
     # --- orders ------------------------------------------------------------------------
 
@@ -496,8 +533,12 @@ def _segments_enter(ax, ay, bx, by, rects: np.ndarray) -> np.ndarray:
     dx, dy = bx - ax, by - ay
     t0, t1 = np.zeros(len(rects)), np.ones(len(rects))
     missed = np.zeros(len(rects), dtype=bool)
-    for p, q in ((-dx, ax - rects[:, 0]), (dx, rects[:, 2] - ax),
-                 (-dy, ay - rects[:, 1]), (dy, rects[:, 3] - ay)):
+    for p, q in (
+        (-dx, ax - rects[:, 0]),
+        (dx, rects[:, 2] - ax),
+        (-dy, ay - rects[:, 1]),
+        (dy, rects[:, 3] - ay),
+    ):
         if abs(p) < 1e-12:
             missed |= q < 0
             continue

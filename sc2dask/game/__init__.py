@@ -8,6 +8,17 @@ from .agents import load_agent_class, play_episode, scripted_agent_path
 from .envs import GAME_FAILURES, EnvConfig, check_map, game_seed, make_env
 from .install import DEFAULT_EMULATOR_DIR, GameInstall, find_game, install_emulator
 
-__all__ = ["DEFAULT_EMULATOR_DIR", "GAME_FAILURES", "EnvConfig", "GameInstall", "check_map",
-           "find_game", "game_seed", "install_emulator", "load_agent_class", "make_env",
-           "play_episode", "scripted_agent_path"]
+__all__ = [
+    "DEFAULT_EMULATOR_DIR",
+    "GAME_FAILURES",
+    "EnvConfig",
+    "GameInstall",
+    "check_map",
+    "find_game",
+    "game_seed",
+    "install_emulator",
+    "load_agent_class",
+    "make_env",
+    "play_episode",
+    "scripted_agent_path",
+]

@@ -30,19 +30,24 @@ def load_agent_class(path: str):
     try:
         agent_class = getattr(importlib.import_module(module_name), class_name)
     except (ImportError, AttributeError, ValueError) as exc:
-        raise ConfigError(f"Cannot load agent {path!r} ({exc}); give a dotted path such as "
-                          f"{example}") from None
+        raise ConfigError(
+            f"Cannot load agent {path!r} ({exc}); give a dotted path such as {example}"
+        ) from None
     missing = [m for m in ("setup", "reset", "step") if not callable(getattr(agent_class, m, None))]
     if not isinstance(agent_class, type) or missing:
-        raise ConfigError(f"{path!r} is not a pysc2 agent class (it has no "
-                          f"{', '.join(missing) or 'class'}); give a BaseAgent subclass "
-                          f"such as {example}")
+        raise ConfigError(
+            f"{path!r} is not a pysc2 agent class (it has no "
+            f"{', '.join(missing) or 'class'}); give a BaseAgent subclass "
+            f"such as {example}"
+        )
     try:
         inspect.signature(agent_class).bind(*([argument] if argument else []))
     except TypeError as exc:
-        raise ConfigError(f"Agent {path!r} cannot be made with "
-                          f"{'the argument ' + repr(argument) if argument else 'no argument'} "
-                          f"({exc}).") from None
+        raise ConfigError(
+            f"Agent {path!r} cannot be made with "
+            f"{'the argument ' + repr(argument) if argument else 'no argument'} "
+            f"({exc})."
+        ) from None
     except ValueError:  # no signature to check (a builtin): let the worker try
         pass
     return functools.partial(agent_class, argument) if argument else agent_class
@@ -51,6 +56,7 @@ def load_agent_class(path: str):
 def scripted_agent_path(map_name: str) -> str:
     """The scripted agent for ``map_name``, or pysc2's random agent where there is none."""
     from .pysc2lib import PACKAGE_NAME
+
     name = SCRIPTED_AGENTS.get(map_name, "random_agent.RandomAgent")
     return name if name.startswith("sc2dask.") else f"{PACKAGE_NAME}.agents.{name}"
 

@@ -39,8 +39,7 @@ def wait_for_game(endpoint: str, timeout: float) -> None:
                 return
         except OSError as exc:
             if time.monotonic() + PROBE_INTERVAL > deadline:
-                raise remote_controller.ConnectError(
-                    f"{endpoint}: {exc.strerror or exc}") from None
+                raise remote_controller.ConnectError(f"{endpoint}: {exc.strerror or exc}") from None
             time.sleep(PROBE_INTERVAL)
 
 
@@ -70,8 +69,9 @@ def attach_env(endpoint: str, first: bool, **sc2env_kwargs) -> AttachedSC2Env:
     with EndpointUnreachableError naming the address; a reconnection waits for the game to
     come back and fails with pysc2's ConnectError, a game failure the env counts."""
     try:
-        return AttachedSC2Env(endpoint, FIRST_CONNECT_TIMEOUT if first else RECONNECT_TIMEOUT,
-                              **sc2env_kwargs)
+        return AttachedSC2Env(
+            endpoint, FIRST_CONNECT_TIMEOUT if first else RECONNECT_TIMEOUT, **sc2env_kwargs
+        )
     except remote_controller.ConnectError as exc:
         if not first:
             raise
@@ -79,4 +79,5 @@ def attach_env(endpoint: str, first: bool, **sc2env_kwargs) -> AttachedSC2Env:
             f"No StarCraft II answers at {endpoint} ({str(exc).split(': ', 1)[-1]}, after "
             f"{FIRST_CONNECT_TIMEOUT:g} s, from {socket.gethostname()}). Start the game "
             f"there (`StarCraft II -listen HOST -port PORT`, or `sc2dask emulator serve "
-            f"--listen HOST --port PORT`), or leave the address out of --sc2.") from None
+            f"--listen HOST --port PORT`), or leave the address out of --sc2."
+        ) from None

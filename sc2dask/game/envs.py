@@ -24,16 +24,25 @@ class EnvConfig:
     feature_units: bool = False
     raw: bool = False
 
-    def make(self, seed: int | None = None, endpoint: str | None = None,
-             first: bool = True) -> sc2_env.SC2Env:
+    def make(
+        self, seed: int | None = None, endpoint: str | None = None, first: bool = True
+    ) -> sc2_env.SC2Env:
         """A pysc2 ``SC2Env`` on the game this machine has (real or emulated), or on the
         running game at ``endpoint`` (HOST:PORT; ``first``: see ``attach_env``)."""
         aif = features.AgentInterfaceFormat(
             feature_dimensions=features.Dimensions(screen=self.screen, minimap=self.minimap),
-            use_feature_units=self.feature_units, use_raw_units=self.raw,
-            use_raw_actions=self.raw)
-        return make_env(self.map_name, endpoint=endpoint, first=first,
-                        agent_interface_format=aif, step_mul=self.step_mul, random_seed=seed)
+            use_feature_units=self.feature_units,
+            use_raw_units=self.raw,
+            use_raw_actions=self.raw,
+        )
+        return make_env(
+            self.map_name,
+            endpoint=endpoint,
+            first=first,
+            agent_interface_format=aif,
+            step_mul=self.step_mul,
+            random_seed=seed,
+        )
 
 
 def game_seed(*parts: int) -> int:
@@ -63,12 +72,14 @@ def check_map(map_name: str, attached: bool = False) -> GameInstall | None:
     if game.kind == "emulator" and map_name not in SCENARIOS:
         raise UnknownMapError(
             f"The sc2dask emulator cannot play {map_name!r}; it plays "
-            f"{', '.join(SCENARIOS)}. Install StarCraft II and set SC2PATH for other maps.")
+            f"{', '.join(SCENARIOS)}. Install StarCraft II and set SC2PATH for other maps."
+        )
     return game
 
 
-def make_env(map_name: str, endpoint: str | None = None, first: bool = True,
-             **sc2env_kwargs) -> sc2_env.SC2Env:
+def make_env(
+    map_name: str, endpoint: str | None = None, first: bool = True, **sc2env_kwargs
+) -> sc2_env.SC2Env:
     """An ``SC2Env`` for ``map_name`` on the game :func:`find_game` picks, or attached to
     the running game at ``endpoint`` (``sc2dask/game/attach.py``).
 
@@ -81,8 +92,12 @@ def make_env(map_name: str, endpoint: str | None = None, first: bool = True,
     """
     check_map(map_name, attached=endpoint is not None)
     sc2env_kwargs.setdefault("players", [sc2_env.Agent(sc2_env.Race.terran)])
-    sc2env_kwargs.setdefault("agent_interface_format", features.AgentInterfaceFormat(
-        feature_dimensions=features.Dimensions(screen=64, minimap=64)))
+    sc2env_kwargs.setdefault(
+        "agent_interface_format",
+        features.AgentInterfaceFormat(
+            feature_dimensions=features.Dimensions(screen=64, minimap=64)
+        ),
+    )
     sc2env_kwargs.setdefault("step_mul", 8)
     if endpoint is not None:
         return attach_env(endpoint, first, map_name=map_name, **sc2env_kwargs)
@@ -91,5 +106,11 @@ def make_env(map_name: str, endpoint: str | None = None, first: bool = True,
 
 # What a crashed or vanished game looks like from pysc2's side.
 GAME_FAILURES: tuple[type[BaseException], ...] = (
-    protocol.ConnectionError, protocol.ProtocolError, remote_controller.ConnectError,
-    ConnectionError, OSError, TimeoutError, EOFError)
+    protocol.ConnectionError,
+    protocol.ProtocolError,
+    remote_controller.ConnectError,
+    ConnectionError,
+    OSError,
+    TimeoutError,
+    EOFError,
+)

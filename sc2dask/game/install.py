@@ -52,18 +52,28 @@ def find_game() -> GameInstall:
     if _has_real_binary(candidate):
         game = GameInstall(candidate, "real", f"Using StarCraft II at {candidate}")
     elif emulator_install.is_emulator_install(candidate):  # `sc2dask emulator install`
-        game = GameInstall(install_emulator(candidate), "emulator",
-                           f"Using the sc2dask emulator at {candidate}")
+        game = GameInstall(
+            install_emulator(candidate), "emulator", f"Using the sc2dask emulator at {candidate}"
+        )
     elif sc2path:
-        found = "does not exist" if not candidate.exists() else (
-            f"holds no game binary ({emulator_install.EXECUTABLE.parent.parent}/Base*/SC2_x64)")
+        found = (
+            "does not exist"
+            if not candidate.exists()
+            else (
+                f"holds no game binary ({emulator_install.EXECUTABLE.parent.parent}/Base*/SC2_x64)"
+            )
+        )
         raise GameNotFoundError(
             f"SC2PATH={sc2path} {found}. Unset SC2PATH to play the mini-games on the "
-            f"sc2dask emulator, or point it at your StarCraft II install.")
+            f"sc2dask emulator, or point it at your StarCraft II install."
+        )
     else:
         path = install_emulator()
-        game = GameInstall(path, "emulator", f"Using the sc2dask emulator at {path} "
-                                             f"(no StarCraft II install found at {candidate})")
+        game = GameInstall(
+            path,
+            "emulator",
+            f"Using the sc2dask emulator at {path} (no StarCraft II install found at {candidate})",
+        )
     os.environ["SC2PATH"] = str(game.path)
     log.info(game.summary)
     return game
@@ -71,5 +81,6 @@ def find_game() -> GameInstall:
 
 def _has_real_binary(directory: Path) -> bool:
     versions = directory / "Versions"
-    return any(not emulator_install.is_emulator_launcher(path)
-               for path in versions.glob("Base*/SC2_x64"))
+    return any(
+        not emulator_install.is_emulator_launcher(path) for path in versions.glob("Base*/SC2_x64")
+    )

@@ -42,7 +42,19 @@ finally:
 MAPS_DIR = os.path.join(os.path.dirname(_root.__file__), "maps")
 
 __all__ = [
-    "PACKAGE_NAME", "MAPS_DIR", "actions", "features", "point", "units", "sc2_env",
-    "run_loop", "maps", "run_configs", "base_agent", "random_agent",
-    "scripted_agent", "remote_controller", "protocol",
+    "PACKAGE_NAME",
+    "MAPS_DIR",
+    "actions",
+    "features",
+    "point",
+    "units",
+    "sc2_env",
+    "run_loop",
+    "maps",
+    "run_configs",
+    "base_agent",
+    "random_agent",
+    "scripted_agent",
+    "remote_controller",
+    "protocol",
 ]

@@ -14,8 +14,11 @@ from .pysc2lib import actions, base_agent, units
 
 FUNCTIONS = actions.FUNCTIONS
 SCV, COMMAND_CENTER = units.Terran.SCV, units.Terran.CommandCenter
-SUPPLY_DEPOT, BARRACKS, REFINERY = (units.Terran.SupplyDepot, units.Terran.Barracks,
-                                    units.Terran.Refinery)
+SUPPLY_DEPOT, BARRACKS, REFINERY = (
+    units.Terran.SupplyDepot,
+    units.Terran.Barracks,
+    units.Terran.Refinery,
+)
 MINERAL_FIELD, GEYSER = units.Neutral.MineralField, units.Neutral.VespeneGeyser
 SCREEN_WIDTH = 24.0  # world units across the screen (pysc2's default camera width)
 
@@ -61,7 +64,7 @@ class _EconomyAgent(base_agent.BaseAgent):
         self.obs = obs.observation
         self._watch_construction()
         available = set(self.obs.available_actions)
-        for attempt in range(2):  # carry on the plan, or start the next one
+        for _attempt in range(2):  # carry on the plan, or start the next one
             if self._plan is None:
                 self._plan = self.next_plan()
                 if self._plan is None:
@@ -140,8 +143,11 @@ class _EconomyAgent(base_agent.BaseAgent):
         return points[np.argmin(np.linalg.norm(points - to, axis=1))]
 
     def selected(self, unit_type) -> bool:
-        chosen = (list(self.obs.multi_select[:, 0]) if len(self.obs.multi_select)
-                  else list(self.obs.single_select[:, 0]))
+        chosen = (
+            list(self.obs.multi_select[:, 0])
+            if len(self.obs.multi_select)
+            else list(self.obs.single_select[:, 0])
+        )
         return bool(chosen) and all(t == unit_type for t in chosen)
 
     def build_site(self, cells: int, away_from) -> np.ndarray | None:
@@ -158,8 +164,11 @@ class _EconomyAgent(base_agent.BaseAgent):
         ys, xs = np.nonzero(counts == k * k)
         ys, xs = ys + half, xs + half  # window centres
         step = max(1, int(self.scale))
-        keep = [(x, y) for x, y in zip(xs, ys)
-                if x % step == 0 and y % step == 0 and (x, y) not in self._tried_sites]
+        keep = [
+            (x, y)
+            for x, y in zip(xs, ys)
+            if x % step == 0 and y % step == 0 and (x, y) not in self._tried_sites
+        ]
         if not keep:
             return None
         best = max(keep, key=lambda p: float(np.linalg.norm(np.array(p) - away_from)))
@@ -226,11 +235,16 @@ class CollectMineralsAndGas(_EconomyAgent):
                 return self.send_worker(refinery)
         headroom = player.food_cap - player.food_used
         if headroom <= 3 and player.minerals >= 100 and self.may_order(SUPPLY_DEPOT):
-            return self.build(FUNCTIONS.Build_SupplyDepot_screen, SUPPLY_DEPOT,
-                              self.build_site(2, field), field)
+            return self.build(
+                FUNCTIONS.Build_SupplyDepot_screen, SUPPLY_DEPOT, self.build_site(2, field), field
+            )
         started = len(self.centres(REFINERY, 3.0))
-        if started < self.REFINERIES and player.minerals >= 75 and player.food_workers >= 14 \
-                and self.may_order(REFINERY):
+        if (
+            started < self.REFINERIES
+            and player.minerals >= 75
+            and player.food_workers >= 14
+            and self.may_order(REFINERY)
+        ):
             geyser = self.nearest(self.centres(GEYSER, 3.0), cc)
             if geyser is not None:
                 return self.build(FUNCTIONS.Build_Refinery_screen, REFINERY, geyser, field)
@@ -259,18 +273,28 @@ class BuildMarines(_EconomyAgent):
         player = self.obs.player
         barracks = self.finished(BARRACKS, 3.5)
         headroom = player.food_cap - player.food_used
-        if headroom <= 2 + 2 * len(barracks) and player.minerals >= 100 \
-                and player.food_cap < 200 and self.may_order(SUPPLY_DEPOT):
-            return self.build(FUNCTIONS.Build_SupplyDepot_screen, SUPPLY_DEPOT,
-                              self.build_site(2, field), field)
+        if (
+            headroom <= 2 + 2 * len(barracks)
+            and player.minerals >= 100
+            and player.food_cap < 200
+            and self.may_order(SUPPLY_DEPOT)
+        ):
+            return self.build(
+                FUNCTIONS.Build_SupplyDepot_screen, SUPPLY_DEPOT, self.build_site(2, field), field
+            )
         if barracks and player.minerals >= 50 and headroom >= 1:
             return self.train_marines(barracks[0])
         depots = self.finished(SUPPLY_DEPOT, 2.5)
         started = len(self.centres(BARRACKS, 3.5))
-        if depots and started < self.BARRACKS and player.minerals >= 150 \
-                and self.may_order(BARRACKS):
-            return self.build(FUNCTIONS.Build_Barracks_screen, BARRACKS,
-                              self.build_site(3, field), field)
+        if (
+            depots
+            and started < self.BARRACKS
+            and player.minerals >= 150
+            and self.may_order(BARRACKS)
+        ):
+            return self.build(
+                FUNCTIONS.Build_Barracks_screen, BARRACKS, self.build_site(3, field), field
+            )
         if player.food_workers < self.WORKERS and player.minerals >= 50 and headroom >= 1:
             return self.train_scv(cc)
         return None

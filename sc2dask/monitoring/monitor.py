@@ -22,9 +22,18 @@ log = logging.getLogger(__name__)
 HISTORY = 20_000  # rows and episodes kept per run
 RATE_WINDOW = 5.0  # seconds of rows that the steps/s rate averages over
 HOST_STALE_AFTER = 60.0  # seconds without news after which a host counts as gone
-ROW_COLUMNS = ("update", "agent_steps", "wall_s", "version", "staleness",
-               "mean_score_last_100", "episodes", "bytes_moved", "bytes_per_update",
-               "steps_per_s")
+ROW_COLUMNS = (
+    "update",
+    "agent_steps",
+    "wall_s",
+    "version",
+    "staleness",
+    "mean_score_last_100",
+    "episodes",
+    "bytes_moved",
+    "bytes_per_update",
+    "steps_per_s",
+)
 
 
 class TrainingMonitor(SchedulerPlugin):
@@ -82,8 +91,10 @@ class TrainingMonitor(SchedulerPlugin):
         first_wall, first_steps = self._window[0]
         row = {key: float(row.get(key, math.nan)) for key in ROW_COLUMNS} | {
             "bytes_per_update": bytes_moved - (previous["bytes_moved"] if previous else 0.0),
-            "steps_per_s": ((steps - first_steps) / (wall - first_wall)
-                            if wall > first_wall else math.nan)}
+            "steps_per_s": (
+                (steps - first_steps) / (wall - first_wall) if wall > first_wall else math.nan
+            ),
+        }
         self.rows.append(row)
         self.rows_received += 1
 
@@ -97,9 +108,15 @@ class TrainingMonitor(SchedulerPlugin):
         rate = math.nan
         if previous is not None and msg["time"] > previous["time"]:
             rate = (steps - previous["steps"]) / (msg["time"] - previous["time"])
-        self.hosts[host] = {"worker": msg["worker"], "pid": msg["pid"], "time": msg["time"],
-                            "received": time.time(), "steps": steps, "steps_per_s": rate,
-                            "envs": msg["envs"]}
+        self.hosts[host] = {
+            "worker": msg["worker"],
+            "pid": msg["pid"],
+            "time": msg["time"],
+            "received": time.time(),
+            "steps": steps,
+            "steps_per_s": rate,
+            "envs": msg["envs"],
+        }
         self._forget_stale_hosts()  # here too: with no page open, nothing else reads them
 
     # --- reading -----------------------------------------------------------------------------
@@ -121,15 +138,19 @@ class TrainingMonitor(SchedulerPlugin):
 
     def instances(self) -> list[dict]:
         """One entry per SC2 (or emulator) instance of the live hosts."""
-        return [{"worker": host["worker"], "env": i, **env}
-                for host in self.live_hosts() for i, env in enumerate(host["envs"])]
+        return [
+            {"worker": host["worker"], "env": i, **env}
+            for host in self.live_hosts()
+            for i, env in enumerate(host["envs"])
+        ]
 
     def by_worker(self) -> dict[str, dict]:
         """Per worker: instances, env steps, env steps/s, game restarts."""
         out: dict[str, dict] = {}
         for host in self.live_hosts():
-            w = out.setdefault(host["worker"], {"instances": 0, "steps": 0, "steps_per_s": 0.0,
-                                                "restarts": 0})
+            w = out.setdefault(
+                host["worker"], {"instances": 0, "steps": 0, "steps_per_s": 0.0, "restarts": 0}
+            )
             w["instances"] += len(host["envs"])
             w["steps"] += host["steps"]
             w["restarts"] += sum(int(env["restarts"]) for env in host["envs"])

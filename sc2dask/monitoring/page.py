@@ -23,8 +23,17 @@ import itertools
 import math
 
 from bokeh.layouts import column, row
-from bokeh.models import (ColumnDataSource, DataTable, Div, FactorRange, LinearAxis,
-                          NumberFormatter, NumeralTickFormatter, Range1d, TableColumn)
+from bokeh.models import (
+    ColumnDataSource,
+    DataTable,
+    Div,
+    FactorRange,
+    LinearAxis,
+    NumberFormatter,
+    NumeralTickFormatter,
+    Range1d,
+    TableColumn,
+)
 from bokeh.plotting import figure
 from distributed.dashboard.components import DashboardComponent, add_periodic_callback
 from distributed.dashboard.components.scheduler import BOKEH_THEME, env
@@ -37,8 +46,17 @@ from .telemetry import MONITOR_NAME, PAGE
 
 UPDATE_MS = 500
 PLOT_HEIGHT = 260
-INSTANCE_COLUMNS = ("worker", "env", "map", "sc2_pid", "episodes", "restarts", "steps",
-                    "cpu_percent", "rss_mb")
+INSTANCE_COLUMNS = (
+    "worker",
+    "env",
+    "map",
+    "sc2_pid",
+    "episodes",
+    "restarts",
+    "steps",
+    "cpu_percent",
+    "rss_mb",
+)
 WORKER_COLUMNS = ("worker", "instances", "steps", "steps_per_s", "restarts")
 
 
@@ -52,11 +70,11 @@ class TrainingSources(DashboardComponent):
     def __init__(self, monitor: TrainingMonitor | None):
         self.monitor = monitor
         self.rows = ColumnDataSource({c: [] for c in ROW_COLUMNS}, name="sc2dask-rows")
-        self.episodes = ColumnDataSource({"agent_steps": [], "score": []},
-                                         name="sc2dask-episodes")
+        self.episodes = ColumnDataSource({"agent_steps": [], "score": []}, name="sc2dask-episodes")
         self.workers = ColumnDataSource({c: [] for c in WORKER_COLUMNS}, name="sc2dask-workers")
-        self.instances = ColumnDataSource({c: [] for c in INSTANCE_COLUMNS},
-                                          name="sc2dask-instances")
+        self.instances = ColumnDataSource(
+            {c: [] for c in INSTANCE_COLUMNS}, name="sc2dask-instances"
+        )
         self.summary = Div(text="", sizing_mode="stretch_width", name="sc2dask-summary")
         self.worker_ranges: list[FactorRange] = []  # categorical axes listing the workers
         self._generation = 0
@@ -66,8 +84,10 @@ class TrainingSources(DashboardComponent):
     def update(self) -> None:
         monitor = self.monitor
         if monitor is None:
-            self.summary.text = ("<b>No sc2dask monitor on this scheduler.</b> Start it with "
-                                 "<code>dask scheduler --preload sc2dask.dashboard</code>.")
+            self.summary.text = (
+                "<b>No sc2dask monitor on this scheduler.</b> Start it with "
+                "<code>dask scheduler --preload sc2dask.dashboard</code>."
+            )
             return
         if monitor.generation != self._generation:  # a new run: start over
             self._generation = monitor.generation
@@ -76,13 +96,16 @@ class TrainingSources(DashboardComponent):
             self.episodes.data = {"agent_steps": [], "score": []}
         new = _tail(monitor.rows, monitor.rows_received - self._rows_taken)
         if new:
-            self.rows.stream({c: [r[c] for r in new] for c in ROW_COLUMNS},
-                             rollover=monitor.history)
+            self.rows.stream(
+                {c: [r[c] for r in new] for c in ROW_COLUMNS}, rollover=monitor.history
+            )
             self._rows_taken = monitor.rows_received
         new = _tail(monitor.episodes, monitor.episodes_received - self._episodes_taken)
         if new:
-            self.episodes.stream({"agent_steps": [s for s, _ in new],
-                                  "score": [x for _, x in new]}, rollover=monitor.history)
+            self.episodes.stream(
+                {"agent_steps": [s for s, _ in new], "score": [x for _, x in new]},
+                rollover=monitor.history,
+            )
             self._episodes_taken = monitor.episodes_received
         self._update_tables(monitor)
         self.summary.text = _summary_html(monitor)
@@ -90,7 +113,8 @@ class TrainingSources(DashboardComponent):
     def _update_tables(self, monitor: TrainingMonitor) -> None:
         workers = monitor.by_worker()
         data = {"worker": list(workers)} | {
-            c: [w[c] for w in workers.values()] for c in WORKER_COLUMNS[1:]}
+            c: [w[c] for w in workers.values()] for c in WORKER_COLUMNS[1:]
+        }
         if data != dict(self.workers.data):
             self.workers.data = data
             for factor_range in self.worker_ranges:
@@ -120,11 +144,13 @@ def _summary_html(monitor: TrainingMonitor) -> str:
         return "<b>No sc2dask training has reported to this scheduler yet.</b>"
     # Event strings come from any client of the scheduler: text, never markup.
     map_name, mode, run_id = (html.escape(str(run[k])) for k in ("map", "mode", "id"))
-    return (f"<b>{map_name}</b>, {mode} updates (run {run_id}): "
-            f"{last['agent_steps']:,.0f} agent steps, {last['update']:,.0f} updates, "
-            f"{last['episodes']:,.0f} episodes, mean score (last 100) "
-            f"{_number(last['mean_score_last_100'], '.2f')}, weights v{last['version']:.0f}, "
-            f"{_number(last['steps_per_s'], ',.0f')} steps/s")
+    return (
+        f"<b>{map_name}</b>, {mode} updates (run {run_id}): "
+        f"{last['agent_steps']:,.0f} agent steps, {last['update']:,.0f} updates, "
+        f"{last['episodes']:,.0f} episodes, mean score (last 100) "
+        f"{_number(last['mean_score_last_100'], '.2f')}, weights v{last['version']:.0f}, "
+        f"{_number(last['steps_per_s'], ',.0f')} steps/s"
+    )
 
 
 def _number(value: float, spec: str) -> str:
@@ -133,26 +159,41 @@ def _number(value: float, spec: str) -> str:
 
 # --- plots: each takes the sources and returns a Bokeh model --------------------------------
 
+
 def _figure(title: str, x_label: str, **kwargs):
-    fig = figure(title=title, height=PLOT_HEIGHT, sizing_mode="stretch_width",
-                 tools="pan,wheel_zoom,box_zoom,reset,save,hover", toolbar_location="above",
-                 x_axis_label=x_label, **kwargs)
+    fig = figure(
+        title=title,
+        height=PLOT_HEIGHT,
+        sizing_mode="stretch_width",
+        tools="pan,wheel_zoom,box_zoom,reset,save,hover",
+        toolbar_location="above",
+        x_axis_label=x_label,
+        **kwargs,
+    )
     return fig
 
 
 def score_plot(sources: TrainingSources):
     fig = _figure("Episode score", "agent steps", name="sc2dask-score")
-    fig.scatter("agent_steps", "score", source=sources.episodes, size=4, alpha=0.4,
-                legend_label="episode")
-    fig.line("agent_steps", "mean_score_last_100", source=sources.rows, line_width=2,
-             color="firebrick", legend_label="mean of last 100")
+    fig.scatter(
+        "agent_steps", "score", source=sources.episodes, size=4, alpha=0.4, legend_label="episode"
+    )
+    fig.line(
+        "agent_steps",
+        "mean_score_last_100",
+        source=sources.rows,
+        line_width=2,
+        color="firebrick",
+        legend_label="mean of last 100",
+    )
     fig.legend.location = "top_left"
     return fig
 
 
 def steps_plot(sources: TrainingSources):
-    fig = _figure("Env steps/s, all workers", "seconds since the run started",
-                  name="sc2dask-steps-rate")
+    fig = _figure(
+        "Env steps/s, all workers", "seconds since the run started", name="sc2dask-steps-rate"
+    )
     fig.line("wall_s", "steps_per_s", source=sources.rows, line_width=2)
     return fig
 
@@ -160,21 +201,25 @@ def steps_plot(sources: TrainingSources):
 def worker_steps_plot(sources: TrainingSources):
     workers = FactorRange(factors=[""])
     sources.worker_ranges.append(workers)
-    fig = _figure("Env steps/s per worker", "steps/s", y_range=workers,
-                  name="sc2dask-worker-steps")
+    fig = _figure("Env steps/s per worker", "steps/s", y_range=workers, name="sc2dask-worker-steps")
     fig.hbar(y="worker", right="steps_per_s", height=0.6, source=sources.workers)
     return fig
 
 
 def version_plot(sources: TrainingSources):
-    fig = _figure("Parameter version and gradient staleness", "agent steps",
-                  name="sc2dask-version")
-    fig.line("agent_steps", "version", source=sources.rows, line_width=2,
-             legend_label="version")
+    fig = _figure("Parameter version and gradient staleness", "agent steps", name="sc2dask-version")
+    fig.line("agent_steps", "version", source=sources.rows, line_width=2, legend_label="version")
     fig.extra_y_ranges = {"staleness": Range1d(0, 8)}
     fig.add_layout(LinearAxis(y_range_name="staleness", axis_label="staleness"), "right")
-    fig.scatter("agent_steps", "staleness", source=sources.rows, y_range_name="staleness",
-                size=3, color="darkorange", legend_label="staleness")
+    fig.scatter(
+        "agent_steps",
+        "staleness",
+        source=sources.rows,
+        y_range_name="staleness",
+        size=3,
+        color="darkorange",
+        legend_label="staleness",
+    )
     fig.legend.location = "top_left"
     return fig
 
@@ -189,27 +234,41 @@ def bytes_plot(sources: TrainingSources):
 def instances_table(sources: TrainingSources):
     count = {"formatter": NumberFormatter(format="0,0")}
     one_decimal = {"formatter": NumberFormatter(format="0.0")}
-    columns = [TableColumn(field=field, title=title, width=width, **formatter)
-               for field, title, width, formatter in [
-                   ("worker", "worker", 170, {}), ("env", "env", 35, {}), ("map", "map", 110, {}),
-                   ("sc2_pid", "pid", 60, {}), ("episodes", "episodes", 60, count),
-                   ("restarts", "restarts", 60, count), ("steps", "steps", 60, count),
-                   ("cpu_percent", "CPU %", 55, one_decimal),
-                   ("rss_mb", "RSS MiB", 65, one_decimal)]]
-    return column(Div(text="<b>SC2 instances</b>"),
-                  DataTable(source=sources.instances, columns=columns, index_position=None,
-                            height=200, sizing_mode="stretch_width",
-                            name="sc2dask-instances-table"),
-                  sizing_mode="stretch_width")
+    columns = [
+        TableColumn(field=field, title=title, width=width, **formatter)
+        for field, title, width, formatter in [
+            ("worker", "worker", 170, {}),
+            ("env", "env", 35, {}),
+            ("map", "map", 110, {}),
+            ("sc2_pid", "pid", 60, {}),
+            ("episodes", "episodes", 60, count),
+            ("restarts", "restarts", 60, count),
+            ("steps", "steps", 60, count),
+            ("cpu_percent", "CPU %", 55, one_decimal),
+            ("rss_mb", "RSS MiB", 65, one_decimal),
+        ]
+    ]
+    return column(
+        Div(text="<b>SC2 instances</b>"),
+        DataTable(
+            source=sources.instances,
+            columns=columns,
+            index_position=None,
+            height=200,
+            sizing_mode="stretch_width",
+            name="sc2dask-instances-table",
+        ),
+        sizing_mode="stretch_width",
+    )
 
 
 def training_layout(sources: TrainingSources):
-    return column(row(score_plot(sources), steps_plot(sources), sizing_mode="stretch_width"),
-                  row(version_plot(sources), worker_steps_plot(sources),
-                      sizing_mode="stretch_width"),
-                  row(bytes_plot(sources), instances_table(sources),
-                      sizing_mode="stretch_width"),
-                  sizing_mode="stretch_width")
+    return column(
+        row(score_plot(sources), steps_plot(sources), sizing_mode="stretch_width"),
+        row(version_plot(sources), worker_steps_plot(sources), sizing_mode="stretch_width"),
+        row(bytes_plot(sources), instances_table(sources), sizing_mode="stretch_width"),
+        sizing_mode="stretch_width",
+    )
 
 
 def training_doc(*parts, navigation: bool = False):
@@ -218,8 +277,14 @@ def training_doc(*parts, navigation: bool = False):
     @log_errors
     def make_doc(scheduler, extra, doc):
         sources = TrainingSources(scheduler.plugins.get(MONITOR_NAME))
-        doc.add_root(column(sources.summary, *(part(sources) for part in parts),
-                            sizing_mode="stretch_width", name="sc2dask-training"))
+        doc.add_root(
+            column(
+                sources.summary,
+                *(part(sources) for part in parts),
+                sizing_mode="stretch_width",
+                name="sc2dask-training",
+            )
+        )
         add_periodic_callback(doc, sources, UPDATE_MS)
         doc.title = "Dask: SC2 training"
         doc.theme = BOKEH_THEME

@@ -54,9 +54,14 @@ class TrainingPublisher:
     def __init__(self, client, settings: dict, interval: float = TRAINING_INTERVAL):
         self.client = client
         self.interval = interval
-        self.run = {"id": uuid.uuid4().hex[:12], "map": str(settings.get("map")),
-                    "mode": str(settings.get("mode")), "envs": settings.get("envs"),
-                    "max_steps": settings.get("max_steps"), "started": time.time()}
+        self.run = {
+            "id": uuid.uuid4().hex[:12],
+            "map": str(settings.get("map")),
+            "mode": str(settings.get("mode")),
+            "envs": settings.get("envs"),
+            "max_steps": settings.get("max_steps"),
+            "started": time.time(),
+        }
         self._rows: list[dict] = []
         self._ended: list[list[float]] = []  # [agent_steps, score] of each ended episode
         self._last_sent = -math.inf
@@ -125,14 +130,17 @@ class HostReporter:
             if process is None:
                 process = self._processes[pid] = psutil.Process(pid)
             with process.oneshot():
-                return {"cpu_percent": process.cpu_percent(None),
-                        "rss_bytes": process.memory_info().rss}
+                return {
+                    "cpu_percent": process.cpu_percent(None),
+                    "rss_bytes": process.memory_info().rss,
+                }
         except psutil.Error:  # the game just exited; its slot restarts it
             self._processes.pop(pid, None)
             return {"cpu_percent": None, "rss_bytes": None}
 
     def _send(self, message: dict) -> None:
         from distributed import get_worker
+
         try:
             worker = get_worker()
         except ValueError:  # not on a Dask worker (a host built directly, in a test)

@@ -32,14 +32,18 @@ log = logging.getLogger(__name__)
 def _checked_agent(agent_class, agent_path: str):
     """``agent_class`` that, if it cannot be made on this worker (a checkpoint folder only
     the client sees, a missing dependency), raises one ConfigError naming the agent."""
+
     def make():
         try:
             return agent_class()
         except SC2DaskError:  # says what is wrong already (e.g. CheckpointError)
             raise
         except Exception as exc:
-            raise ConfigError(f"The agent {agent_path!r} cannot be made on this worker "
-                              f"({type(exc).__name__}: {exc}).") from None
+            raise ConfigError(
+                f"The agent {agent_path!r} cannot be made on this worker "
+                f"({type(exc).__name__}: {exc})."
+            ) from None
+
     return make
 
 
@@ -56,15 +60,22 @@ class EnvHost:
 
     n_envs: int = 0
 
-    def __init__(self, config: EnvConfig, n_envs: int, seed: int = 0,
-                 tf_threads: int | None = None,  # None: the worker's (sc2dask.worker)
-                 endpoints: tuple[str, ...] = ()):  # running games (HOST:PORT), one per env
+    def __init__(
+        self,
+        config: EnvConfig,
+        n_envs: int,
+        seed: int = 0,
+        tf_threads: int | None = None,  # None: the worker's (sc2dask.worker)
+        endpoints: tuple[str, ...] = (),
+    ):  # running games (HOST:PORT), one per env
         if endpoints and len(endpoints) != n_envs:
             raise ValueError(f"{n_envs} envs need {n_envs} endpoints, not {len(endpoints)}")
         self.config = config
         self.n_envs = n_envs
-        self._slots = [EnvSlot(config, game_seed(seed, i), endpoints[i] if endpoints else None)
-                       for i in range(n_envs)]
+        self._slots = [
+            EnvSlot(config, game_seed(seed, i), endpoints[i] if endpoints else None)
+            for i in range(n_envs)
+        ]
         self._tf_threads = tf_threads
         self._learner = None  # built on first use: TensorFlow is heavy to import
         self._version = -1
@@ -73,7 +84,8 @@ class EnvHost:
         self._reporter = HostReporter(n_envs)  # per-env stats for the training page
         self._rng = np.random.default_rng([seed, n_envs])  # the policy's action sampling
         self._env_threads = concurrent.futures.ThreadPoolExecutor(
-            max(1, n_envs), thread_name_prefix="sc2dask-env")  # one per env: steps overlap
+            max(1, n_envs), thread_name_prefix="sc2dask-env"
+        )  # one per env: steps overlap
 
     # --- evaluation of any pysc2 agent ---------------------------------------------------
 
@@ -81,9 +93,13 @@ class EnvHost:
         """Play ``episodes`` whole episodes with a fresh ``agent_path`` agent per env."""
         agent_class = _checked_agent(load_agent_class(agent_path), agent_path)
         shares = [len(range(i, episodes, self.n_envs)) for i in range(self.n_envs)]
-        results = await asyncio.gather(*(
-            asyncio.to_thread(self._play_episodes, slot, agent_class, n)
-            for slot, n in zip(self._slots, shares) if n))
+        results = await asyncio.gather(
+            *(
+                asyncio.to_thread(self._play_episodes, slot, agent_class, n)
+                for slot, n in zip(self._slots, shares)
+                if n
+            )
+        )
         return [score for scores in results for score in scores]
 
     def _play_episodes(self, slot: EnvSlot, agent_class, episodes: int) -> list[float]:
@@ -109,11 +125,19 @@ class EnvHost:
         this host holds (StaleWeights if it holds another).
         """
         # Building the learner starts a game and imports TensorFlow: never on the event loop.
-        learner = await asyncio.to_thread(self._ensure_learner, version, weights,
-                                          order.agent_config)
-        trajectories = await asyncio.to_thread(play_batch, self._slots, learner.policy, version,
-                                               order.n_steps, self._rng, self._env_threads,
-                                               order.env_groups)
+        learner = await asyncio.to_thread(
+            self._ensure_learner, version, weights, order.agent_config
+        )
+        trajectories = await asyncio.to_thread(
+            play_batch,
+            self._slots,
+            learner.policy,
+            version,
+            order.n_steps,
+            self._rng,
+            self._env_threads,
+            order.env_groups,
+        )
         self._reporter.after_rollout(self, trajectories)
         if order.work is Work.ROLLOUT:
             return RolloutResult(trajectories)
@@ -124,18 +148,23 @@ class EnvHost:
         residual stays here for this host's next gradient."""
         if not trajectories:
             return GradientResult(None, {}, [])
-        if (self._compressor.method, self._compressor.fraction) != (order.compression,
-                                                                    order.fraction):
+        if (self._compressor.method, self._compressor.fraction) != (
+            order.compression,
+            order.fraction,
+        ):
             self._compressor = Compressor(order.compression, order.fraction)
         scores = [s for t in trajectories for s in t.episode_scores]
         truncated = sum(t.truncated for t in trajectories)
         try:
-            grads, metrics = await asyncio.to_thread(self._learner.compute_gradients,
-                                                     trajectories)
+            grads, metrics = await asyncio.to_thread(self._learner.compute_gradients, trajectories)
         except NonFiniteGradients as exc:  # the client counts it; the steps still count
             log.warning("gradient rejected: %s", exc)
-            return GradientResult(None, {"steps": float(sum(len(t) for t in trajectories)),
-                                         "truncated": truncated}, scores, rejected=True)
+            return GradientResult(
+                None,
+                {"steps": float(sum(len(t) for t in trajectories)), "truncated": truncated},
+                scores,
+                rejected=True,
+            )
         metrics["truncated"] = truncated
         return GradientResult(self._compressor.pack(grads), metrics, scores)
 
@@ -150,11 +179,14 @@ class EnvHost:
         idle through start-up. A rollout waits for the policy being built;
         ``gradients``: this host will compute them (sync and async modes).
         """
-        await asyncio.gather(*(asyncio.to_thread(self._start_game, slot)
-                               for slot in self._slots))
+        await asyncio.gather(*(asyncio.to_thread(self._start_game, slot) for slot in self._slots))
         spec = await asyncio.to_thread(self.observation_spec)
-        threading.Thread(target=self._build_quietly, args=(agent_config, gradients),
-                         name="sc2dask-build", daemon=True).start()
+        threading.Thread(
+            target=self._build_quietly,
+            args=(agent_config, gradients),
+            name="sc2dask-build",
+            daemon=True,
+        ).start()
         return spec
 
     @staticmethod
@@ -176,6 +208,7 @@ class EnvHost:
         with self._learner_lock:
             if self._learner is None:
                 from ..agents.a2c import Learner, set_tf_threads
+
                 set_tf_threads(self._tf_threads or worker_tf_threads())
                 spec = self._slots[0].ensure().observation_spec()[0]
                 learner = Learner(agent_config, spec)
@@ -191,8 +224,9 @@ class EnvHost:
                     raise StaleWeights(f"this host holds weights v{self._version}, not v{version}")
                 if isinstance(weights, WeightDelta):
                     if weights.base != self._version:
-                        raise StaleWeights(f"a delta from v{weights.base}, but this host holds "
-                                           f"v{self._version}")
+                        raise StaleWeights(
+                            f"a delta from v{weights.base}, but this host holds v{self._version}"
+                        )
                     weights = apply_delta(self._learner.get_weights(), weights)
                 self._learner.set_weights(weights)
                 self._version = version
@@ -207,9 +241,19 @@ class EnvHost:
 
     def stats(self) -> dict:
         """Per-env counters for the client's supervisor and the dashboard."""
-        return {"pid": os.getpid(), "envs": [
-            {"map": self.config.map_name, "sc2_pid": slot.pid(), "endpoint": slot.endpoint,
-             "episodes": slot.episodes, "restarts": slot.restarts} for slot in self._slots]}
+        return {
+            "pid": os.getpid(),
+            "envs": [
+                {
+                    "map": self.config.map_name,
+                    "sc2_pid": slot.pid(),
+                    "endpoint": slot.endpoint,
+                    "episodes": slot.episodes,
+                    "restarts": slot.restarts,
+                }
+                for slot in self._slots
+            ],
+        }
 
     def crash_game(self, index: int = 0) -> int | None:
         """Kill env ``index``'s game process (fault injection for tests and drills)."""

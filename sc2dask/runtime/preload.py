@@ -39,23 +39,40 @@ def dask_setup(worker) -> None:
     """Size TF's threads, check the SC2 install, and report both (``dask`` calls this)."""
     from ..errors import ConfigError
     from ..settings import WorkerSettings, load
+
     try:
-        report = {"host": socket.gethostname(),
-                  "tf_threads": limit_tf_threads(worker.state.nthreads), **check_game()}
+        report = {
+            "host": socket.gethostname(),
+            "tf_threads": limit_tf_threads(worker.state.nthreads),
+            **check_game(),
+        }
     except ValueError as exc:  # a bad TF_NUM_*_THREADS: the worker runs, but hosts no envs
-        report = {"host": socket.gethostname(), "tf_threads": None, "ok": False,
-                  "problem": "TensorFlow's threads are misconfigured", "error": str(exc)}
+        report = {
+            "host": socket.gethostname(),
+            "tf_threads": None,
+            "ok": False,
+            "problem": "TensorFlow's threads are misconfigured",
+            "error": str(exc),
+        }
     try:  # running games of this node, for EnvPool to attach this worker's envs to
         report["sc2"] = list(load(WorkerSettings, origin="worker").values.sc2)
     except ConfigError as exc:
-        report.update(ok=False, sc2=[], problem="its sc2dask.worker.sc2 is malformed",
-                      error=str(exc))
+        report.update(
+            ok=False, sc2=[], problem="its sc2dask.worker.sc2 is malformed", error=str(exc)
+        )
     if report["ok"]:
-        log.info("sc2dask: %s; TensorFlow threads %d%s", report["summary"], report["tf_threads"],
-                 f"; envs attach to {', '.join(report['sc2'])}" if report["sc2"] else "")
+        log.info(
+            "sc2dask: %s; TensorFlow threads %d%s",
+            report["summary"],
+            report["tf_threads"],
+            f"; envs attach to {', '.join(report['sc2'])}" if report["sc2"] else "",
+        )
     else:
-        log.error("sc2dask: this worker cannot host envs (%s): %s",
-                  report.get("problem", "it cannot start StarCraft II"), report["error"])
+        log.error(
+            "sc2dask: this worker cannot host envs (%s): %s",
+            report.get("problem", "it cannot start StarCraft II"),
+            report["error"],
+        )
     worker.startup_information[REPORT_KEY] = lambda _worker: report
     # Events sent before the worker registers are dropped, so send it once registered.
     worker.loop.add_callback(_announce_when_registered, worker, report)
@@ -81,9 +98,11 @@ def worker_tf_threads() -> int:
         except ValueError:
             threads[name] = 0
         if threads[name] < 1:
-            raise ValueError(f"{name}={text!r} on this worker is not a whole number >= 1; "
-                             f"unset it (the preload then gives TensorFlow the worker's "
-                             f"--nthreads) or set a thread count, and restart the worker.")
+            raise ValueError(
+                f"{name}={text!r} on this worker is not a whole number >= 1; "
+                f"unset it (the preload then gives TensorFlow the worker's "
+                f"--nthreads) or set a thread count, and restart the worker."
+            )
     return threads[TF_THREAD_VARIABLES[0]]
 
 
@@ -91,15 +110,20 @@ def check_game() -> dict:
     """``{"ok": True, "kind", "path", "summary"}`` or ``{"ok": False, "error"}`` (with the fix)."""
     from ..errors import SC2DaskError
     from ..game import find_game
+
     try:
         game = find_game()
     except SC2DaskError as exc:  # its message names the fix
         return {"ok": False, "error": str(exc)}
     except OSError as exc:  # e.g. the emulator folder is not writable
-        return {"ok": False, "error": (
-            f"cannot lay out the sc2dask emulator ({type(exc).__name__}: {exc}). Point "
-            f"SC2DASK_EMULATOR_DIR at a writable folder on this node, or SC2PATH at a "
-            f"StarCraft II install, then restart the worker.")}
+        return {
+            "ok": False,
+            "error": (
+                f"cannot lay out the sc2dask emulator ({type(exc).__name__}: {exc}). Point "
+                f"SC2DASK_EMULATOR_DIR at a writable folder on this node, or SC2PATH at a "
+                f"StarCraft II install, then restart the worker."
+            ),
+        }
     return {"ok": True, "kind": game.kind, "path": str(game.path), "summary": game.summary}
 
 

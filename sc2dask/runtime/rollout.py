@@ -37,23 +37,41 @@ class _Record:
         marked truncated (so the learner bootstraps it), or None when nothing is left."""
         done = len(self.rewards)  # an action whose step failed is dropped; its state is kept
         if not self.crashed:
-            return Trajectory.from_steps(self.encoded, self.actions, self.rewards,
-                                         self.terminal, version, episode_scores=self.scores,
-                                         log_probs=self.log_probs)
+            return Trajectory.from_steps(
+                self.encoded,
+                self.actions,
+                self.rewards,
+                self.terminal,
+                version,
+                episode_scores=self.scores,
+                log_probs=self.log_probs,
+            )
         if done == 0:
             return None
-        encoded = self.encoded[:done + 1]
+        encoded = self.encoded[: done + 1]
         if len(encoded) == done:  # the crash hit the reset after an episode end, which
             encoded.append(encoded[-1])  # needs no bootstrap state: any will do
-        return Trajectory.from_steps(encoded, self.actions[:done], self.rewards, self.terminal,
-                                     version, truncated=True, episode_scores=self.scores,
-                                     log_probs=self.log_probs[:done])
+        return Trajectory.from_steps(
+            encoded,
+            self.actions[:done],
+            self.rewards,
+            self.terminal,
+            version,
+            truncated=True,
+            episode_scores=self.scores,
+            log_probs=self.log_probs[:done],
+        )
 
 
-def play_batch(slots: Sequence[EnvSlot], policy, version: int, n_steps: int,
-               rng: np.random.Generator,
-               threads: concurrent.futures.Executor | None = None,
-               env_groups: int = 1) -> list[Trajectory | None]:
+def play_batch(
+    slots: Sequence[EnvSlot],
+    policy,
+    version: int,
+    n_steps: int,
+    rng: np.random.Generator,
+    threads: concurrent.futures.Executor | None = None,
+    env_groups: int = 1,
+) -> list[Trajectory | None]:
     """Up to ``n_steps`` steps of every slot's env, one ``Trajectory`` per slot.
 
     Episodes that end inside are reset in place (``terminal`` marks the step). A game
@@ -98,8 +116,11 @@ def play_batch(slots: Sequence[EnvSlot], policy, version: int, n_steps: int,
 
     run = _concurrently(threads) if threads is not None and len(slots) > 1 else map
     timesteps = list(run(observe, range(len(slots))))
-    groups = [list(range(g, len(slots), env_groups))
-              for g in range(min(env_groups, len(slots)))] if threads is not None else []
+    groups = (
+        [list(range(g, len(slots), env_groups)) for g in range(min(env_groups, len(slots)))]
+        if threads is not None
+        else []
+    )
     if len(groups) > 1:
         _take_turns(groups, n_steps, timesteps, act, step, threads)
     else:
@@ -122,11 +143,13 @@ def _concurrently(threads: concurrent.futures.Executor):
     The calling thread would only wait for them otherwise; this way each step waits on one
     hand-over between threads fewer, which saves wall time for the same CPU.
     """
+
     def run(fn, *iterables):
         calls = list(zip(*iterables))
         others = [threads.submit(fn, *args) for args in calls[1:]]
         first = [fn(*calls[0])] if calls else []
         return first + [future.result() for future in others]
+
     return run
 
 
@@ -140,8 +163,9 @@ def _take_turns(groups, n_steps, timesteps, act, step, threads) -> None:
                 timesteps[i] = future.result()
             live = [i for i in members if timesteps[i] is not None]
             if live:
-                stepping[g] = [(i, threads.submit(step, i, call))
-                               for i, call in zip(live, act(live))]
+                stepping[g] = [
+                    (i, threads.submit(step, i, call)) for i, call in zip(live, act(live))
+                ]
     for g in list(stepping):
         for i, future in stepping.pop(g):
             timesteps[i] = future.result()

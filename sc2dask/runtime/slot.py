@@ -56,8 +56,9 @@ class EnvSlot:
         if self.retired:
             raise SlotClosed("this env host was closed")
         if self.env is None:
-            self.env = self.config.make(seed=self.seed, endpoint=self.endpoint,
-                                        first=not self.connected)
+            self.env = self.config.make(
+                seed=self.seed, endpoint=self.endpoint, first=not self.connected
+            )
             self.connected = True
             self._timestep = None
         return self.env
@@ -126,14 +127,17 @@ class EnvSlot:
         self.failures_in_a_row += 1
         if self.failures_in_a_row >= MAX_FAILURES_IN_A_ROW:
             self.close()
-            where = (f"the game at {self.endpoint} (is it running and listening?)"
-                     if self.endpoint else
-                     f"this node's game (SC2PATH={os.environ.get('SC2PATH', 'unset')}; "
-                     f"`sc2dask emulator install` lays out the emulator)")
+            where = (
+                f"the game at {self.endpoint} (is it running and listening?)"
+                if self.endpoint
+                else f"this node's game (SC2PATH={os.environ.get('SC2PATH', 'unset')}; "
+                f"`sc2dask emulator install` lays out the emulator)"
+            )
             raise GameFailedError(
                 f"The game of env {self.seed} failed {self.failures_in_a_row} times in a row "
                 f"without one good step (last: {exc!r}). Check {where} and the worker's "
-                f"log.") from exc
+                f"log."
+            ) from exc
         log.warning("SC2 crashed in env %s (%s); restarting it", self.seed, exc)
         self.restarts += 1
         self.seed = game_seed(self.seed, self.restarts)  # a new game cannot repeat the crash

@@ -15,8 +15,8 @@ import dataclasses
 import fcntl
 import json
 import os
-import socket
 import shutil
+import socket
 import tempfile
 import time
 from pathlib import Path
@@ -43,8 +43,10 @@ def run_lock(directory):
         directory.mkdir(parents=True, exist_ok=True)
         handle = open(directory / LOCK, "a+")
     except OSError as exc:
-        raise CheckpointError(f"Cannot write checkpoints to {str(directory)!r} "
-                              f"({exc.strerror or exc}); give a writable --checkpoint-dir.") from None
+        raise CheckpointError(
+            f"Cannot write checkpoints to {str(directory)!r} "
+            f"({exc.strerror or exc}); give a writable --checkpoint-dir."
+        ) from None
     with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -53,7 +55,8 @@ def run_lock(directory):
             raise CheckpointError(
                 f"Another run is writing checkpoints to {str(directory)!r} (process "
                 f"{handle.read().strip() or '?'}); give this run its own --checkpoint-dir, "
-                f"or stop the other one first.") from None
+                f"or stop the other one first."
+            ) from None
         handle.seek(0)
         handle.truncate()
         handle.write(f"{os.getpid()}@{socket.gethostname()}\n")
@@ -104,9 +107,11 @@ def _free_name(directory: Path, name: str) -> Path:
 def _prune(directory: Path, keep: Path) -> None:
     """Keep the ``KEEP`` checkpoints written last (by time, not by name: a run resumed
     from an older checkpoint writes lower update numbers than the ones it left behind)."""
-    folders = sorted((p for p in directory.glob("ckpt-*") if p.is_dir() and p != keep),
-                     key=lambda p: (p.stat().st_mtime_ns, p.name))
-    for old in folders[:max(0, len(folders) - (KEEP - 1))]:
+    folders = sorted(
+        (p for p in directory.glob("ckpt-*") if p.is_dir() and p != keep),
+        key=lambda p: (p.stat().st_mtime_ns, p.name),
+    )
+    for old in folders[: max(0, len(folders) - (KEEP - 1))]:
         shutil.rmtree(old, ignore_errors=True)
 
 
@@ -132,16 +137,20 @@ def load(directory) -> tuple[list[np.ndarray], list[np.ndarray], dict]:
     try:
         name = (directory / LATEST).read_text().strip()
     except OSError:
-        raise CheckpointError(f"No checkpoint in {str(directory)!r} (no {LATEST} file); "
-                              "train with --checkpoint-dir first.") from None
+        raise CheckpointError(
+            f"No checkpoint in {str(directory)!r} (no {LATEST} file); "
+            "train with --checkpoint-dir first."
+        ) from None
     folder = directory / name
     try:
         state = json.loads((folder / "state.json").read_text())
         weights = _arrays(folder / "weights.npz")
         optimizer = _arrays(folder / "optimizer.npz")
     except (OSError, ValueError, KeyError, EOFError) as exc:
-        raise CheckpointError(f"Checkpoint {str(folder)!r} is incomplete or corrupt ({exc}); "
-                              "delete it and point LATEST at an older ckpt-* folder.") from None
+        raise CheckpointError(
+            f"Checkpoint {str(folder)!r} is incomplete or corrupt ({exc}); "
+            "delete it and point LATEST at an older ckpt-* folder."
+        ) from None
     return weights, optimizer, state
 
 
@@ -177,20 +186,30 @@ def checkpoint_agent_path(directory) -> str:
 def agent_config(state: dict):
     """The ``A2CConfig`` a checkpoint was trained with (older checkpoints included)."""
     from ..agents.config import A2CConfig
+
     saved = dict(state["agent_config"])
     for old, new in _RENAMED.items():
         if old in saved:
             saved[new] = saved.pop(old)
     known = {f.name for f in dataclasses.fields(A2CConfig)}
-    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v
-                              for k, v in saved.items() if k in known}
+    values: dict[str, Any] = {
+        k: tuple(v) if isinstance(v, list) else v for k, v in saved.items() if k in known
+    }
     return A2CConfig(**values)
 
 
 # The agent settings that shape the network: a checkpoint's weights fit only a run that
 # has the same ones.
-NETWORK_SETTINGS = ("action_set", "screen_layers", "minimap_layers", "screen", "minimap",
-                    "conv_filters", "conv_kernels", "dense_grid")
+NETWORK_SETTINGS = (
+    "action_set",
+    "screen_layers",
+    "minimap_layers",
+    "screen",
+    "minimap",
+    "conv_filters",
+    "conv_kernels",
+    "dense_grid",
+)
 
 
 def network_differences(state: dict, agent) -> dict[str, object]:
@@ -198,8 +217,11 @@ def network_differences(state: dict, agent) -> dict[str, object]:
     {name: the checkpoint's value}. Map defaults change (MoveToBeacon's network shrank),
     so a run resumed with today's defaults may not fit yesterday's weights."""
     saved = agent_config(state)
-    return {name: getattr(saved, name) for name in NETWORK_SETTINGS
-            if getattr(saved, name) != getattr(agent, name)}
+    return {
+        name: getattr(saved, name)
+        for name in NETWORK_SETTINGS
+        if getattr(saved, name) != getattr(agent, name)
+    }
 
 
 def checkpoint_env(directory) -> dict:
@@ -210,10 +232,17 @@ def checkpoint_env(directory) -> dict:
         env = state["env_config"]
     else:  # written before checkpoints kept the env config
         config = agent_config(state)
-        env = {"map_name": state["settings"]["map"], "screen": config.screen,
-               "minimap": config.minimap, "step_mul": state["settings"].get("step-mul", 8)}
-    return {k: tuple(v) if isinstance(v, list) else v for k, v in env.items()
-            if k in ("map_name", "screen", "minimap", "step_mul")}
+        env = {
+            "map_name": state["settings"]["map"],
+            "screen": config.screen,
+            "minimap": config.minimap,
+            "step_mul": state["settings"].get("step-mul", 8),
+        }
+    return {
+        k: tuple(v) if isinstance(v, list) else v
+        for k, v in env.items()
+        if k in ("map_name", "screen", "minimap", "step_mul")
+    }
 
 
 # Fields of checkpoints written before the settings were unified (sc2dask/settings.py).
@@ -225,8 +254,11 @@ class CheckpointAgent:
 
     def __init__(self, directory: str):
         from ..agents.a2c import Policy
+
         weights, _, state = load(directory)
-        self.policy = Policy(agent_config(state), {k: tuple(v) for k, v in state["obs_spec"].items()})
+        self.policy = Policy(
+            agent_config(state), {k: tuple(v) for k, v in state["obs_spec"].items()}
+        )
         self.policy.set_weights(weights)
         self.rng = np.random.default_rng()
 

@@ -28,15 +28,24 @@ GROW_EVERY = 5.0  # seconds between an elastic run's looks for workers that join
 class Dispatcher:
     """Runs one training's work until ``done()``: ``give_work``, ``on_result``, ``grow``."""
 
-    def __init__(self, pool: EnvPool, store: ParameterStore, recorder: Recorder,
-                 rule: UpdateRule, order: WorkOrder, sender: DeltaSender,
-                 done: Callable[[], bool], envs_max: int | None = None):
+    def __init__(
+        self,
+        pool: EnvPool,
+        store: ParameterStore,
+        recorder: Recorder,
+        rule: UpdateRule,
+        order: WorkOrder,
+        sender: DeltaSender,
+        done: Callable[[], bool],
+        envs_max: int | None = None,
+    ):
         self.pool, self.store, self.recorder, self.rule = pool, store, recorder, rule
         self.order, self.sender, self.done, self.envs_max = order, sender, done, envs_max
         self._versions_held: dict[int, int] = {}  # id(placement) -> its host's version
         self._pending: dict[concurrent.futures.Future, Placement] = {}
         self._threads = concurrent.futures.ThreadPoolExecutor(
-            max(len(pool.placements), envs_max or 0), thread_name_prefix="sc2dask-work")
+            max(len(pool.placements), envs_max or 0), thread_name_prefix="sc2dask-work"
+        )
         self._hosts = len(pool.placements)
         self._looked = time.monotonic()  # the last look for workers that joined
 
@@ -48,8 +57,10 @@ class Dispatcher:
                 self.give_work(placement)
             while self._pending and not self.done():
                 finished, _ = concurrent.futures.wait(
-                    self._pending, timeout=GROW_EVERY if self.envs_max else None,
-                    return_when=concurrent.futures.FIRST_COMPLETED)
+                    self._pending,
+                    timeout=GROW_EVERY if self.envs_max else None,
+                    return_when=concurrent.futures.FIRST_COMPLETED,
+                )
                 if self.envs_max and time.monotonic() - self._looked >= GROW_EVERY:
                     self.grow()
                 for future in finished:
@@ -102,8 +113,9 @@ class Dispatcher:
         """(result, version) of the host's work; ``weights`` None: it holds them. A host
         recreated since holds other weights, or none: it gets the newest whole."""
         try:
-            payload = (None if weights is None
-                       else self.sender.encode(id(placement), version, weights))
+            payload = (
+                None if weights is None else self.sender.encode(id(placement), version, weights)
+            )
             return self._call(placement, version, payload)
         except StaleWeights:
             version, weights = self.store.snapshot()

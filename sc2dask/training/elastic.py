@@ -23,12 +23,13 @@ class SC2Adaptive(Adaptive):
     maximum). ``sc2_per_worker`` defaults to the ``SC2`` resource of the cluster's worker
     spec (``sc2dask.local_cluster``, dask-jobqueue's ``--resources SC2=N``)."""
 
-    def __init__(self, cluster=None, envs: int = 1, sc2_per_worker: int | None = None,
-                 **kwargs):
+    def __init__(self, cluster=None, envs: int = 1, sc2_per_worker: int | None = None, **kwargs):
         sc2_per_worker = sc2_per_worker or _spec_sc2(cluster)
         if envs < 1 or sc2_per_worker < 1:
-            raise ConfigError(f"SC2Adaptive needs envs >= 1 and sc2_per_worker >= 1, not "
-                              f"{envs} and {sc2_per_worker}.")
+            raise ConfigError(
+                f"SC2Adaptive needs envs >= 1 and sc2_per_worker >= 1, not "
+                f"{envs} and {sc2_per_worker}."
+            )
         self.envs, self.sc2_per_worker = envs, sc2_per_worker
         super().__init__(cluster, **kwargs)
 

@@ -73,8 +73,10 @@ class Training:
         workers = set(workers)
         pool = self._run.pool
         if pool is None or not {p.worker for p in pool.placements} - workers:
-            raise ConfigError("retiring these workers would leave the run no env host; "
-                              "stop it instead (or add workers first).")
+            raise ConfigError(
+                "retiring these workers would leave the run no env host; "
+                "stop it instead (or add workers first)."
+            )
         pool.release(workers)
         client, deadline = self._run.client, time.monotonic() + timeout
         # Dask refuses while an actor lingers there: a call still finishing leaves its
@@ -95,21 +97,34 @@ class Training:
 
     def summary(self) -> dict:
         p, run = self.progress, self._run
-        return {"map": run.settings.map, "mode": run.settings.mode,
-                "agent_steps": p.agent_steps, "updates": p.updates, "episodes": p.episodes,
-                "wall_s": round(time.monotonic() - run.started, 2),
-                "mean_score_last_100": p.mean_score_last_100,
-                "restarts": run.restarts(),
-                "rejected_gradients": run.store.rejected if run.store else 0,
-                "dropped_stale_gradients": p.dropped_stale, "truncated": p.truncated,
-                "version": run.store.version if run.store else 0,
-                "bytes_moved": p.bytes_moved,  # weights out, results back, as sent
-                "bytes_to_hosts": p.bytes_to_hosts, "bytes_from_hosts": p.bytes_from_hosts,
-                "learner_samples_per_s": round(p.learner_samples_per_s, 1)}
+        return {
+            "map": run.settings.map,
+            "mode": run.settings.mode,
+            "agent_steps": p.agent_steps,
+            "updates": p.updates,
+            "episodes": p.episodes,
+            "wall_s": round(time.monotonic() - run.started, 2),
+            "mean_score_last_100": p.mean_score_last_100,
+            "restarts": run.restarts(),
+            "rejected_gradients": run.store.rejected if run.store else 0,
+            "dropped_stale_gradients": p.dropped_stale,
+            "truncated": p.truncated,
+            "version": run.store.version if run.store else 0,
+            "bytes_moved": p.bytes_moved,  # weights out, results back, as sent
+            "bytes_to_hosts": p.bytes_to_hosts,
+            "bytes_from_hosts": p.bytes_from_hosts,
+            "learner_samples_per_s": round(p.learner_samples_per_s, 1),
+        }
 
 
-def train(client=None, scheduler: str | None = None, resume: bool = False,
-          on_update=None, agent_overrides: dict | None = None, **overrides) -> Training:
+def train(
+    client=None,
+    scheduler: str | None = None,
+    resume: bool = False,
+    on_update=None,
+    agent_overrides: dict | None = None,
+    **overrides,
+) -> Training:
     """Start training; settings come from ``sc2dask.train`` and ``sc2dask.agent`` config.
 
     Keyword arguments override any setting of either section (``mode="sync"``,
@@ -122,21 +137,32 @@ def train(client=None, scheduler: str | None = None, resume: bool = False,
     checkpoint_lock = contextlib.ExitStack()  # the checkpoint folder, until the run ends
     if run.train.checkpoint_dir:
         checkpoint_lock.enter_context(checkpoint.run_lock(run.train.checkpoint_dir))
-    return Training(_Run(run.train, run.agent, client, scheduler, resume, on_update,
-                         checkpoint_lock))
+    return Training(
+        _Run(run.train, run.agent, client, scheduler, resume, on_update, checkpoint_lock)
+    )
 
 
 class _Run:
     """The state of one training run; ``loop`` runs it in the ``Training`` thread."""
 
-    def __init__(self, opts: TrainSettings, agent: AgentSettings, client, scheduler, resume,
-                 on_update, checkpoint_lock: contextlib.ExitStack | None = None):
+    def __init__(
+        self,
+        opts: TrainSettings,
+        agent: AgentSettings,
+        client,
+        scheduler,
+        resume,
+        on_update,
+        checkpoint_lock: contextlib.ExitStack | None = None,
+    ):
         from ..agents.config import A2CConfig  # no TensorFlow
+
         self._checkpoint_lock = checkpoint_lock or contextlib.ExitStack()  # until the end
         self.settings, self.agent_settings, self.on_update = opts, agent, on_update
         self.agent_config = A2CConfig.from_settings(agent, seed=opts.seed)
-        self.env_config = EnvConfig(opts.map, screen=agent.screen, minimap=agent.minimap,
-                                    step_mul=opts.step_mul)
+        self.env_config = EnvConfig(
+            opts.map, screen=agent.screen, minimap=agent.minimap, step_mul=opts.step_mul
+        )
         self.client, self.scheduler, self.resume = client, scheduler, resume
         self.progress = Progress()
         self.stopping = threading.Event()
@@ -152,12 +178,14 @@ class _Run:
 
     def loop(self) -> None:
         # TensorFlow is slow to import: import it while the cluster starts.
-        threading.Thread(target=_import_quietly, args=("sc2dask.agents.a2c",),
-                         name="sc2dask-import", daemon=True).start()
+        threading.Thread(
+            target=_import_quietly, args=("sc2dask.agents.a2c",), name="sc2dask-import", daemon=True
+        ).start()
         try:
             if self.client is None:
-                with cluster_client(self.scheduler, self.settings.envs
-                                    or len(self.settings.sc2) or None) as client:
+                with cluster_client(
+                    self.scheduler, self.settings.envs or len(self.settings.sc2) or None
+                ) as client:
                     self.client = client
                     self._train()
             else:
@@ -173,18 +201,36 @@ class _Run:
         saved = checkpoint.load(opts.checkpoint_dir) if self.resume else None
         seed = opts.seed + (saved[2]["updates"] if saved else 0)  # fresh streams on resume
         publisher = TrainingPublisher(self.client, dataclasses.asdict(opts))
-        with EnvPool(self.client, self.env_config, n_envs=opts.envs, seed=seed,
-                     call_timeout=opts.call_timeout, sc2=opts.sc2,
-                     elastic=opts.envs_max is not None) as self.pool:
+        with EnvPool(
+            self.client,
+            self.env_config,
+            n_envs=opts.envs,
+            seed=seed,
+            call_timeout=opts.call_timeout,
+            sc2=opts.sc2,
+            elastic=opts.envs_max is not None,
+        ) as self.pool:
             self.store = store = ParameterStore(self._make_learner())
             if saved:
                 self._restore(*saved)
-            self.recorder = Recorder(self.progress, self.started, lambda: store.version,
-                                     self.checkpoint,
-                                     opts.checkpoint_every, publisher, self._summary_writer(),
-                                     self.on_update)
-            rule = make_update_rule(opts, self.agent_settings, self.store, self.recorder,
-                                    len(self.pool.placements), np.random.default_rng(seed))
+            self.recorder = Recorder(
+                self.progress,
+                self.started,
+                lambda: store.version,
+                self.checkpoint,
+                opts.checkpoint_every,
+                publisher,
+                self._summary_writer(),
+                self.on_update,
+            )
+            rule = make_update_rule(
+                opts,
+                self.agent_settings,
+                self.store,
+                self.recorder,
+                len(self.pool.placements),
+                np.random.default_rng(seed),
+            )
             try:
                 self._dispatch(rule)
             finally:  # a run that fails keeps what it learned
@@ -195,11 +241,16 @@ class _Run:
     def _dispatch(self, rule: UpdateRule) -> None:
         assert self.pool is not None and self.store is not None and self.recorder is not None
         opts = self.settings
-        sender = DeltaSender(opts.compression, opts.topk_fraction, opts.layered_sync,
-                             self.store.learner.policy.head_weights())
+        sender = DeltaSender(
+            opts.compression,
+            opts.topk_fraction,
+            opts.layered_sync,
+            self.store.learner.policy.head_weights(),
+        )
         order = rule.order(opts.rollout_steps, self.agent_config, opts.env_groups)
-        Dispatcher(self.pool, self.store, self.recorder, rule, order, sender, self._done,
-                   opts.envs_max).run()
+        Dispatcher(
+            self.pool, self.store, self.recorder, rule, order, sender, self._done, opts.envs_max
+        ).run()
 
     def _done(self) -> bool:
         return self.stopping.is_set() or self.progress.agent_steps >= self.settings.max_steps
@@ -214,6 +265,7 @@ class _Run:
         prepared = self.pool.map(lambda _: lambda host: host.prepare(config, not central))
         _, spec = next(prepared)  # the first host's games run
         from ..agents.a2c import Learner
+
         learner = Learner(self.agent_config, spec)
         learner.trace(gradients=central)
         for _ in prepared:
@@ -225,6 +277,7 @@ class _Run:
         if not self.settings.checkpoint_dir:
             return None
         import tensorflow as tf
+
         return tf.summary.create_file_writer(f"{self.settings.checkpoint_dir}/tensorboard")
 
     def checkpoint(self) -> None:
@@ -233,27 +286,41 @@ class _Run:
         if not directory or self.store is None:
             return
         p = self.progress
-        checkpoint.save(directory, p.updates, self.store.weights(),
-                        self.store.learner.get_optimizer_state(), {
-                            "version": self.store.version, "agent_steps": p.agent_steps,
-                            "updates": p.updates, "episodes": p.episodes,
-                            "scores": list(p.scores),
-                            "settings": dataclasses.asdict(self.settings),
-                            "env_config": dataclasses.asdict(self.env_config),
-                            "agent_config": dataclasses.asdict(self.agent_config),
-                            "obs_spec": self.store.learner.policy.obs_spec,
-                            # env hosts draw actions from streams seeded with this
-                            "rng_seed": self.settings.seed + p.updates})
+        checkpoint.save(
+            directory,
+            p.updates,
+            self.store.weights(),
+            self.store.learner.get_optimizer_state(),
+            {
+                "version": self.store.version,
+                "agent_steps": p.agent_steps,
+                "updates": p.updates,
+                "episodes": p.episodes,
+                "scores": list(p.scores),
+                "settings": dataclasses.asdict(self.settings),
+                "env_config": dataclasses.asdict(self.env_config),
+                "agent_config": dataclasses.asdict(self.agent_config),
+                "obs_spec": self.store.learner.policy.obs_spec,
+                # env hosts draw actions from streams seeded with this
+                "rng_seed": self.settings.seed + p.updates,
+            },
+        )
 
     def _restore(self, weights, optimizer, state) -> None:
         assert self.store is not None  # _train restores into the store it made
         try:
             self.store.restore(weights, optimizer, state["version"])
         except ValueError as exc:
-            raise ConfigError(f"The checkpoint in {self.settings.checkpoint_dir!r} was made "
-                              f"with other agent settings ({exc}).") from None
+            raise ConfigError(
+                f"The checkpoint in {self.settings.checkpoint_dir!r} was made "
+                f"with other agent settings ({exc})."
+            ) from None
         p = self.progress
-        p.agent_steps, p.updates, p.episodes = state["agent_steps"], state["updates"], state["episodes"]
+        p.agent_steps, p.updates, p.episodes = (
+            state["agent_steps"],
+            state["updates"],
+            state["episodes"],
+        )
         p.scores.extend(state["scores"])
 
 

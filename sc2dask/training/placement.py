@@ -44,8 +44,12 @@ def plan_placements(capacity: dict[str, int], n_envs: int, seed: int = 0) -> lis
     return placements
 
 
-def plan_attached(own_games: dict[str, list[str]], endpoints: tuple[str, ...],
-                  n_envs: int | None = None, seed: int = 0) -> list[Placement]:
+def plan_attached(
+    own_games: dict[str, list[str]],
+    endpoints: tuple[str, ...],
+    n_envs: int | None = None,
+    seed: int = 0,
+) -> list[Placement]:
     """One env per running game: each worker's own games (``own_games``, from its
     ``sc2dask.worker.sc2``) on it, and each of ``endpoints`` on a worker of the same
     machine if there is one, else on the worker with the fewest envs so far.
@@ -53,11 +57,12 @@ def plan_attached(own_games: dict[str, list[str]], endpoints: tuple[str, ...],
     ``n_envs`` None takes every game; fewer takes the first ones.
     """
     if not own_games:
-        raise NoCapacityError("No Dask worker is connected to host the envs of the running "
-                              "games; start one with `dask worker SCHEDULER --preload "
-                              "sc2dask.worker`.")
-    assigned = {worker: [(game, True) for game in games] for worker, games in
-                own_games.items()}
+        raise NoCapacityError(
+            "No Dask worker is connected to host the envs of the running "
+            "games; start one with `dask worker SCHEDULER --preload "
+            "sc2dask.worker`."
+        )
+    assigned = {worker: [(game, True) for game in games] for worker, games in own_games.items()}
     for endpoint in endpoints:
         host = parse_endpoint(endpoint)[0]
         near = [w for w in assigned if get_address_host(w) == host] or list(assigned)
@@ -66,7 +71,8 @@ def plan_attached(own_games: dict[str, list[str]], endpoints: tuple[str, ...],
     if n_envs is not None and n_envs > total:
         raise NoCapacityError(
             f"{n_envs} environments wanted but {total} running games were given (--sc2 and "
-            f"the workers' sc2dask.worker.sc2); start more games or ask for fewer envs.")
+            f"the workers' sc2dask.worker.sc2); start more games or ask for fewer envs."
+        )
     remaining = total if n_envs is None else n_envs
     placements: list[Placement] = []
     for worker, games in assigned.items():
@@ -74,8 +80,15 @@ def plan_attached(own_games: dict[str, list[str]], endpoints: tuple[str, ...],
         for pinned in (True, False):
             mine = [game for game, own in games if own is pinned][:remaining]
             if mine:
-                placements.append(Placement(worker, len(mine), game_seed(seed, len(placements)),
-                                            endpoints=tuple(mine), pinned=pinned))
+                placements.append(
+                    Placement(
+                        worker,
+                        len(mine),
+                        game_seed(seed, len(placements)),
+                        endpoints=tuple(mine),
+                        pinned=pinned,
+                    )
+                )
                 remaining -= len(mine)
     return placements
 

@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 MAX_TRIES = 5
 Request = Callable[[Any], Any]  # an EnvHost actor proxy -> the future of one of its calls
 
+
 class EnvPool:
     """Env hosts on the cluster behind ``client``; ``n_envs`` defaults to all capacity.
 
@@ -41,10 +42,17 @@ class EnvPool:
     whose worker left when no other worker has room for it, while other hosts remain.
     """
 
-    def __init__(self, client, config: EnvConfig, n_envs: int | None = None, seed: int = 0,
-                 call_timeout: float = 600.0, tf_threads: int | None = None,
-                 sc2: tuple[str, ...] = (),  # running games (HOST:PORT) to attach to
-                 elastic: bool = False):
+    def __init__(
+        self,
+        client,
+        config: EnvConfig,
+        n_envs: int | None = None,
+        seed: int = 0,
+        call_timeout: float = 600.0,
+        tf_threads: int | None = None,
+        sc2: tuple[str, ...] = (),  # running games (HOST:PORT) to attach to
+        elastic: bool = False,
+    ):
         self.client, self.config = client, config
         self.call_timeout = call_timeout
         self.elastic, self.seed = elastic, seed
@@ -57,8 +65,7 @@ class EnvPool:
             capacity = require_capacity(client, n_envs)
             self.placements = plan_placements(capacity, n_envs or sum(capacity.values()), seed)
         self._threads = concurrent.futures.ThreadPoolExecutor(max(4, len(self.placements)))
-        for future in [self._threads.submit(self.supervisor.start, p)
-                       for p in self.placements]:
+        for future in [self._threads.submit(self.supervisor.start, p) for p in self.placements]:
             future.result()
 
     @property
@@ -93,8 +100,12 @@ class EnvPool:
                 continue
             self.placements.append(placement)
             started.append(placement)
-            log.info("env host of %d envs added on %s (%d envs now)", placement.n_envs,
-                     placement.worker, self.n_envs)
+            log.info(
+                "env host of %d envs added on %s (%d envs now)",
+                placement.n_envs,
+                placement.worker,
+                self.n_envs,
+            )
         return started
 
     def release(self, workers) -> list[Placement]:
@@ -107,8 +118,12 @@ class EnvPool:
             self.placements.remove(placement)
             self.supervisor.close(placement)
             placement.host = None  # the actor goes once no call holds it
-            log.info("env host of %d envs on %s released (%d envs remain)",
-                     placement.n_envs, placement.worker, self.n_envs)
+            log.info(
+                "env host of %d envs on %s released (%d envs remain)",
+                placement.n_envs,
+                placement.worker,
+                self.n_envs,
+            )
         # The proxy's finished calls keep it in reference cycles (their closures), which
         # only the cyclic collector frees; until then the client still holds the actor.
         gc.collect()
@@ -121,8 +136,11 @@ class EnvPool:
         if placement.endpoints:
             games = worker_games(self.client)
             if placement.pinned:
-                return {w: placement.n_envs for w, own in games.items()
-                        if set(placement.endpoints) <= set(own)}
+                return {
+                    w: placement.n_envs
+                    for w, own in games.items()
+                    if set(placement.endpoints) <= set(own)
+                }
             host = parse_endpoint(placement.endpoints[0])[0]
             near = {w for w in games if get_address_host(w) == host}
             return {w: placement.n_envs for w in (near or games)}
@@ -163,21 +181,26 @@ class EnvPool:
     def _replace(self, placement: Placement, reason: BaseException) -> None:
         """A new host for ``placement``; an elastic pool with other hosts drops it instead
         when no worker has room."""
+
         def others_carry_on() -> bool:
             return self.elastic and any(p is not placement for p in self.placements)
+
         try:
             self.supervisor.replace(placement, reason, can_drop=others_carry_on)
         except HostDropped:
             self.placements.remove(placement)
-            log.warning("env host of %d envs dropped: %s left and no worker has room "
-                        "(%d envs remain)", placement.n_envs, placement.worker, self.n_envs)
+            log.warning(
+                "env host of %d envs dropped: %s left and no worker has room (%d envs remain)",
+                placement.n_envs,
+                placement.worker,
+                self.n_envs,
+            )
             raise
 
     def map(self, request_for: Callable[[Placement], Request]) -> Iterator[tuple[Placement, Any]]:
         """``call`` every host at once, with ``request_for(placement)``; yields
         (placement, result) as they finish."""
-        futures = {self._threads.submit(self.call, p, request_for(p)): p
-                   for p in self.placements}
+        futures = {self._threads.submit(self.call, p, request_for(p)): p for p in self.placements}
         for future in concurrent.futures.as_completed(futures):
             yield futures[future], future.result()
 
@@ -185,22 +208,26 @@ class EnvPool:
 
     def evaluate(self, agent_path: str, episodes: int) -> list[float]:
         """Scores of ``episodes`` episodes of a pysc2 agent class, spread over all envs."""
-        shares = {id(p): n for p, n in zip(self.placements, share_episodes(self.placements,
-                                                                            episodes))}
+        shares = {
+            id(p): n for p, n in zip(self.placements, share_episodes(self.placements, episodes))
+        }
         scores = []
-        for _, result in self.map(lambda p: lambda host: host.evaluate(agent_path,
-                                                                        shares[id(p)])):
+        for _, result in self.map(lambda p: lambda host: host.evaluate(agent_path, shares[id(p)])):
             scores.extend(result)
         return scores
 
     def stats(self) -> dict:
         """Per-host env counters and the restart totals (hosts recreated, games restarted)."""
-        hosts = [dict(worker=p.worker, **r)
-                 for p, r in self.map(lambda p: lambda host: host.stats())]
+        hosts = [
+            dict(worker=p.worker, **r) for p, r in self.map(lambda p: lambda host: host.stats())
+        ]
         game_restarts = sum(env["restarts"] for h in hosts for env in h["envs"])
-        return {"hosts": hosts, "host_restarts": self.host_restarts,
-                "game_restarts": game_restarts,
-                "restarts": self.host_restarts + game_restarts}
+        return {
+            "hosts": hosts,
+            "host_restarts": self.host_restarts,
+            "game_restarts": game_restarts,
+            "restarts": self.host_restarts + game_restarts,
+        }
 
     def close(self) -> None:
         for p in self.placements:

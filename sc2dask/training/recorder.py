@@ -24,7 +24,8 @@ class Progress:
     updates: int = 0
     episodes: int = 0
     scores: collections.deque = dataclasses.field(
-        default_factory=lambda: collections.deque(maxlen=100))
+        default_factory=lambda: collections.deque(maxlen=100)
+    )
     history: list = dataclasses.field(default_factory=list)
     bytes_moved: int = 0  # both directions: bytes_to_hosts + bytes_from_hosts
     bytes_to_hosts: int = 0  # weights
@@ -37,8 +38,7 @@ class Progress:
     @property
     def learner_samples_per_s(self) -> float:
         """The client learner's speed (gradients and updates), or NaN where it ran none."""
-        return (self.learner_samples / self.learner_seconds if self.learner_seconds
-                else float("nan"))
+        return self.learner_samples / self.learner_seconds if self.learner_seconds else float("nan")
 
     @property
     def mean_score_last_100(self) -> float:
@@ -53,9 +53,17 @@ class Recorder:
     from here).
     """
 
-    def __init__(self, progress: Progress, started: float, version: Callable[[], int],
-                 checkpoint: Callable[[], None], checkpoint_every: int,
-                 publisher=None, summaries=None, on_update=None):
+    def __init__(
+        self,
+        progress: Progress,
+        started: float,
+        version: Callable[[], int],
+        checkpoint: Callable[[], None],
+        checkpoint_every: int,
+        publisher=None,
+        summaries=None,
+        on_update=None,
+    ):
         self.progress = progress
         self.started = started  # time.monotonic() when the run began: rows' wall_s count from it
         self._version, self._checkpoint, self._every = version, checkpoint, checkpoint_every
@@ -85,12 +93,19 @@ class Recorder:
         p.episodes += len(scores)
         p.scores.extend(scores)
         p.updates += int(applied)
-        row = {**metrics,  # the learner's; the run's own counters win below
-               "update": p.updates, "agent_steps": p.agent_steps, "version": self._version(),
-               "staleness": staleness, "mean_score_last_100": p.mean_score_last_100,
-               "episodes": p.episodes, "bytes_moved": p.bytes_moved,
-               "bytes_to_hosts": p.bytes_to_hosts, "bytes_from_hosts": p.bytes_from_hosts,
-               "wall_s": time.monotonic() - self.started}
+        row = {
+            **metrics,  # the learner's; the run's own counters win below
+            "update": p.updates,
+            "agent_steps": p.agent_steps,
+            "version": self._version(),
+            "staleness": staleness,
+            "mean_score_last_100": p.mean_score_last_100,
+            "episodes": p.episodes,
+            "bytes_moved": p.bytes_moved,
+            "bytes_to_hosts": p.bytes_to_hosts,
+            "bytes_from_hosts": p.bytes_from_hosts,
+            "wall_s": time.monotonic() - self.started,
+        }
         p.history.append(row)
         if self._publisher is not None:
             self._publisher.publish(row, scores)
@@ -104,6 +119,7 @@ class Recorder:
 
     def _write_summaries(self, row: dict, step: int) -> None:
         import tensorflow as tf
+
         with self._summaries.as_default(step=step):
             for key, value in row.items():
                 if isinstance(value, (int, float)) and np.isfinite(value):

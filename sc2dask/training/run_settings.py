@@ -27,9 +27,12 @@ class RunSettings:
     origins: Mapping[str, str]
 
 
-def resolve_run(overrides: Mapping[str, Any] | None = None,
-                agent_overrides: Mapping[str, Any] | None = None, resume: bool = False,
-                origin: str = "keyword argument") -> RunSettings:
+def resolve_run(
+    overrides: Mapping[str, Any] | None = None,
+    agent_overrides: Mapping[str, Any] | None = None,
+    resume: bool = False,
+    origin: str = "keyword argument",
+) -> RunSettings:
     """The settings of ``sc2dask.train`` and ``sc2dask.agent`` config with ``overrides`` on
     top (agent settings may be among them), checked; ConfigError names what is wrong."""
     overrides = dict(overrides or {})
@@ -39,39 +42,51 @@ def resolve_run(overrides: Mapping[str, Any] | None = None,
     agent = load(AgentSettings, agent_overrides, origin=origin, map_name=opts.map).values
     check_settings(opts, agent, loaded.origins)
     if resume and not opts.checkpoint_dir:
-        raise ConfigError("Resuming continues a run from its checkpoint-dir; give the folder "
-                          "the run wrote (--checkpoint-dir, checkpoint_dir=, or "
-                          "sc2dask.train.checkpoint-dir).")
+        raise ConfigError(
+            "Resuming continues a run from its checkpoint-dir; give the folder "
+            "the run wrote (--checkpoint-dir, checkpoint_dir=, or "
+            "sc2dask.train.checkpoint-dir)."
+        )
     if resume:  # a missing or corrupt checkpoint, or one of another network
         check_resumable(opts.checkpoint_dir, agent)
     check_map(opts.map, attached=bool(opts.sc2))
     return RunSettings(opts, agent, loaded.origins)
 
 
-def check_settings(opts: TrainSettings, agent: AgentSettings,
-                   origins: Mapping[str, str] | None = None) -> None:
+def check_settings(
+    opts: TrainSettings, agent: AgentSettings, origins: Mapping[str, str] | None = None
+) -> None:
     """What one setting cannot check alone: settings that must agree.
 
     ``origins`` (``settings.load``'s) tells a value the user gave from a default, which
     another mode leaves unused: sync-lr-scaling's default applies to sync mode only.
     """
     from ..agents.spaces import ACTION_SETS  # no TensorFlow
+
     if agent.action_set not in ACTION_SETS:
-        raise ConfigError(f"sc2dask.agent.action-set {agent.action_set!r} is not one of "
-                          f"{', '.join(ACTION_SETS)} (sc2dask/agents/spaces.py).")
+        raise ConfigError(
+            f"sc2dask.agent.action-set {agent.action_set!r} is not one of "
+            f"{', '.join(ACTION_SETS)} (sc2dask/agents/spaces.py)."
+        )
     if opts.envs_max is not None and opts.envs is not None and opts.envs_max < opts.envs:
-        raise ConfigError(f"sc2dask.train.envs-max ({opts.envs_max}) is below envs "
-                          f"({opts.envs}); it is how far an elastic run grows, so give at "
-                          f"least envs, or leave it unset for a fixed number of envs.")
+        raise ConfigError(
+            f"sc2dask.train.envs-max ({opts.envs_max}) is below envs "
+            f"({opts.envs}); it is how far an elastic run grows, so give at "
+            f"least envs, or leave it unset for a fixed number of envs."
+        )
     given_scaling = not is_default((origins or {}).get("sync_lr_scaling", DEFAULT_ORIGIN))
     if given_scaling and opts.sync_lr_scaling != "none" and opts.mode != "sync":
-        raise ConfigError(f"sync-lr-scaling={opts.sync_lr_scaling!r} scales the rate of "
-                          f"updates that average several hosts' gradients, which only "
-                          f"mode='sync' makes; set mode='sync', or leave sync-lr-scaling unset.")
+        raise ConfigError(
+            f"sync-lr-scaling={opts.sync_lr_scaling!r} scales the rate of "
+            f"updates that average several hosts' gradients, which only "
+            f"mode='sync' makes; set mode='sync', or leave sync-lr-scaling unset."
+        )
     if agent.epochs > 1 and opts.mode != "central":
-        raise ConfigError(f"epochs={agent.epochs} reuses each batch on the client, so it "
-                          f"needs mode='central' (in {opts.mode!r} mode workers send one "
-                          f"gradient per rollout); set epochs=1 or mode='central'.")
+        raise ConfigError(
+            f"epochs={agent.epochs} reuses each batch on the client, so it "
+            f"needs mode='central' (in {opts.mode!r} mode workers send one "
+            f"gradient per rollout); set epochs=1 or mode='central'."
+        )
 
 
 def check_resumable(directory, agent: AgentSettings) -> None:
@@ -80,15 +95,18 @@ def check_resumable(directory, agent: AgentSettings) -> None:
     _, _, state = checkpoint.load(directory)
     differences = checkpoint.network_differences(state, agent)
     if differences:
+
         def flag(name, value):
             if isinstance(value, tuple):
                 value = ",".join(map(str, value)) or "''"  # no minimap layers: ''
             return f"--{name.replace('_', '-')} {value}"
+
         raise ConfigError(
             f"The checkpoint in {str(directory)!r} has another network than this run's "
             f"settings give ({', '.join(k.replace('_', '-') for k in differences)}); "
             f"resume with its settings: "
-            f"{' '.join(flag(k, v) for k, v in differences.items())}.")
+            f"{' '.join(flag(k, v) for k, v in differences.items())}."
+        )
 
 
 def split_overrides(overrides: dict, agent_overrides: dict) -> dict:
@@ -100,13 +118,16 @@ def split_overrides(overrides: dict, agent_overrides: dict) -> dict:
         name = key.replace("-", "_")
         if name in agent_fields:
             if name in {k.replace("-", "_") for k in agent_overrides}:
-                raise ConfigError(f"{key!r} is given both as a keyword and in agent_overrides; "
-                                  f"give it once.")
+                raise ConfigError(
+                    f"{key!r} is given both as a keyword and in agent_overrides; give it once."
+                )
             agent_overrides[name] = overrides.pop(key)
         elif name not in train_fields:
             known = sorted(train_fields | agent_fields)
             close = difflib.get_close_matches(name, known, n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise ConfigError(f"Unknown setting {key!r} (not in sc2dask.train or "
-                              f"sc2dask.agent).{hint} See `sc2dask config show`.")
+            raise ConfigError(
+                f"Unknown setting {key!r} (not in sc2dask.train or "
+                f"sc2dask.agent).{hint} See `sc2dask config show`."
+            )
     return agent_overrides

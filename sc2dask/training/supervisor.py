@@ -27,8 +27,7 @@ log = logging.getLogger(__name__)
 # out. The same types are also what a host's own work can raise; ``is_lost`` tells.
 ACTOR_LOST = (RuntimeError, OSError, TimeoutError, concurrent.futures.TimeoutError)
 # The host was closed under its work (its worker is closing), or its connection went.
-GONE = (CommClosedError, ConnectionError, TimeoutError, concurrent.futures.TimeoutError,
-        SlotClosed)
+GONE = (CommClosedError, ConnectionError, TimeoutError, concurrent.futures.TimeoutError, SlotClosed)
 START_TIMEOUT = 60.0  # seconds for a replacement host to start before another look
 LOST_GRACE = 10.0  # seconds before the lost host's own worker is tried again
 CLOSE_TIMEOUT = 30.0  # seconds for a slow host being replaced to close its games
@@ -58,8 +57,14 @@ class HostSupervisor:
     """Starts each placement's ``EnvHost`` actor, recreates a lost one on a live worker
     with room, and closes hosts; ``room`` says how many envs each worker could take."""
 
-    def __init__(self, client, config: EnvConfig, call_timeout: float, tf_threads: int | None,
-                 room: Callable[[Placement], dict[str, int]]):
+    def __init__(
+        self,
+        client,
+        config: EnvConfig,
+        call_timeout: float,
+        tf_threads: int | None,
+        room: Callable[[Placement], dict[str, int]],
+    ):
         self.client, self.config = client, config
         self.call_timeout, self.tf_threads = call_timeout, tf_threads
         self._room = room
@@ -67,9 +72,17 @@ class HostSupervisor:
 
     def start(self, placement: Placement, timeout: float | None = None) -> None:
         future = self.client.submit(
-            EnvHost, self.config, placement.n_envs, placement.seed, self.tf_threads,
-            placement.endpoints, actor=True, workers=[placement.worker],
-            allow_other_workers=False, pure=False)
+            EnvHost,
+            self.config,
+            placement.n_envs,
+            placement.seed,
+            self.tf_threads,
+            placement.endpoints,
+            actor=True,
+            workers=[placement.worker],
+            allow_other_workers=False,
+            pure=False,
+        )
         try:
             placement.host = future.result(timeout=timeout or self.call_timeout)
         except ACTOR_LOST:
@@ -79,8 +92,13 @@ class HostSupervisor:
     def worker_alive(self, placement: Placement) -> bool:
         return placement.worker in sc2_capacity(self.client)
 
-    def replace(self, placement: Placement, reason: BaseException,
-                can_drop: Callable[[], bool], deadline: float = 120.0) -> None:
+    def replace(
+        self,
+        placement: Placement,
+        reason: BaseException,
+        can_drop: Callable[[], bool],
+        deadline: float = 120.0,
+    ) -> None:
         """Recreate a lost host on the live worker with the most room.
 
         The scheduler may still list the lost worker for a moment after it died, so it is
@@ -109,8 +127,10 @@ class HostSupervisor:
             if not fits and can_drop() and time.monotonic() > started + LOST_GRACE:
                 raise HostDropped(f"{lost} left and no worker has room") from reason
             if time.monotonic() > stop:
-                raise RuntimeError(f"no live worker can host {placement.n_envs} envs after "
-                                   f"losing {placement.worker}: {reason!r}")
+                raise RuntimeError(
+                    f"no live worker can host {placement.n_envs} envs after "
+                    f"losing {placement.worker}: {reason!r}"
+                )
             time.sleep(0.5)  # a Nanny restarts a killed worker within about a second
 
     @staticmethod

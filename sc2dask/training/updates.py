@@ -45,15 +45,21 @@ class UpdateRule:
     work = Work.GRADIENTS  # what this rule asks of the hosts
     plays_ahead = False  # True: a host gets new work before its result is learned from
 
-    def __init__(self, store: ParameterStore, recorder: Recorder, compression: str = "none",
-                 fraction: float = 0.01):
+    def __init__(
+        self,
+        store: ParameterStore,
+        recorder: Recorder,
+        compression: str = "none",
+        fraction: float = 0.01,
+    ):
         self.store, self.recorder = store, recorder
         self.compression, self.fraction = compression, fraction  # how gradients travel
 
     def order(self, n_steps: int, agent_config, env_groups: int = 1) -> WorkOrder:
         """The work this rule asks of every host, for rollouts of ``n_steps``."""
-        return WorkOrder(self.work, n_steps, agent_config, env_groups, self.compression,
-                         self.fraction)
+        return WorkOrder(
+            self.work, n_steps, agent_config, env_groups, self.compression, self.fraction
+        )
 
     def on_result(self, placement, result, version: int) -> list:
         """Take ``result`` of ``placement``'s work at ``version``; return the placements
@@ -69,8 +75,15 @@ class UpdateRule:
 class CentralUpdates(UpdateRule):
     work = Work.ROLLOUT
 
-    def __init__(self, store, recorder, epochs: int, minibatches: int,
-                 rng: np.random.Generator, overlap: bool = False):
+    def __init__(
+        self,
+        store,
+        recorder,
+        epochs: int,
+        minibatches: int,
+        rng: np.random.Generator,
+        overlap: bool = False,
+    ):
         super().__init__(store, recorder)
         self.epochs, self.minibatches, self.rng = epochs, minibatches, rng
         self.plays_ahead = overlap
@@ -95,18 +108,28 @@ class CentralUpdates(UpdateRule):
         self.recorder.learned(steps * self.epochs, time.perf_counter() - started)
         metrics["steps"] = float(steps)  # each step once
         metrics["truncated"] = sum(t.truncated for t in trajectories)
-        self.recorder.record(applied, metrics, [s for t in trajectories for s in t.episode_scores],
-                             staleness)
+        self.recorder.record(
+            applied, metrics, [s for t in trajectories for s in t.episode_scores], staleness
+        )
         return [placement]
 
 
 class AsyncUpdates(UpdateRule):
-    def __init__(self, store, recorder, max_staleness: int, n_hosts: int = 1,
-                 damping: str = "excess", compression: str = "none", fraction: float = 0.01):
+    def __init__(
+        self,
+        store,
+        recorder,
+        max_staleness: int,
+        n_hosts: int = 1,
+        damping: str = "excess",
+        compression: str = "none",
+        fraction: float = 0.01,
+    ):
         super().__init__(store, recorder, compression, fraction)
         if damping not in ASYNC_DAMPINGS:
-            raise ConfigError(f"Unknown async-lr-damping {damping!r}; choose one of "
-                              f"{', '.join(ASYNC_DAMPINGS)}.")
+            raise ConfigError(
+                f"Unknown async-lr-damping {damping!r}; choose one of {', '.join(ASYNC_DAMPINGS)}."
+            )
         self.max_staleness, self.n_hosts, self.damping = max_staleness, n_hosts, damping
 
     def counted(self, staleness: int) -> int:
@@ -135,16 +158,25 @@ class AsyncUpdates(UpdateRule):
             self.recorder.progress.dropped_stale += 1
             self.recorder.record(False, result.metrics, result.scores, staleness)
         else:
-            applied = self.store.apply(compression.unpack(result.grads),
-                                       lr_scale=self.lr_scale(staleness))
+            applied = self.store.apply(
+                compression.unpack(result.grads), lr_scale=self.lr_scale(staleness)
+            )
             self.recorder.record(applied, result.metrics, result.scores, staleness)
         return [placement]
 
 
 class SyncUpdates(UpdateRule):
-    def __init__(self, store, recorder, gradients_per_update: int, max_staleness: int,
-                 follow_hosts: bool = False,  # k is the number of hosts, as it changes
-                 lr_scaling: str = "none", compression: str = "none", fraction: float = 0.01):
+    def __init__(
+        self,
+        store,
+        recorder,
+        gradients_per_update: int,
+        max_staleness: int,
+        follow_hosts: bool = False,  # k is the number of hosts, as it changes
+        lr_scaling: str = "none",
+        compression: str = "none",
+        fraction: float = 0.01,
+    ):
         super().__init__(store, recorder, compression, fraction)
         self.k, self.max_staleness = gradients_per_update, max_staleness
         self.lr_scaling = LR_SCALINGS[lr_scaling]
@@ -188,11 +220,13 @@ class SyncUpdates(UpdateRule):
         if usable:
             results = [r for r, _ in usable]
             grads, metrics = average_gradients(
-                results, [1.0 / (1 + self.store.version - v) for _, v in usable])
+                results, [1.0 / (1 + self.store.version - v) for _, v in usable]
+            )
             staleness = max(self.store.version - v for _, v in usable)
             applied = self.store.apply(grads, lr_scale=self.lr_scaling(len(results)))
-            self.recorder.record(applied, metrics,
-                                 [s for r in results for s in r.scores], staleness)
+            self.recorder.record(
+                applied, metrics, [s for r in results for s in r.scores], staleness
+            )
         return waiting
 
 
@@ -200,8 +234,11 @@ class SyncUpdates(UpdateRule):
 # mean of k gradients has k times less variance, so it can take a larger step: linear keeps
 # the step per sample of one host's updates, sqrt keeps the step's noise (the sources and
 # the measurement are in docs/results/scaling.md).
-LR_SCALINGS = {"none": lambda k: 1.0, "sqrt": lambda k: float(np.sqrt(k)),
-               "linear": lambda k: float(k)}
+LR_SCALINGS = {
+    "none": lambda k: 1.0,
+    "sqrt": lambda k: float(np.sqrt(k)),
+    "linear": lambda k: float(k),
+}
 ASYNC_DAMPINGS = typing.get_args(AsyncDamping)  # async-lr-damping: AsyncUpdates.counted
 
 
@@ -210,33 +247,54 @@ def _count_rejected(rule: UpdateRule, result: GradientResult, version: int) -> N
     counts them as rejected, and the steps and scores played still count."""
     if result.rejected:
         rule.store.reject("non-finite on the host")
-        rule.recorder.record(False, result.metrics, result.scores,
-                             rule.store.version - version)
+        rule.recorder.record(False, result.metrics, result.scores, rule.store.version - version)
 
 
-def make_update_rule(settings: TrainSettings, agent, store: ParameterStore, recorder: Recorder,
-                     n_hosts: int, rng: np.random.Generator) -> UpdateRule:
+def make_update_rule(
+    settings: TrainSettings,
+    agent,
+    store: ParameterStore,
+    recorder: Recorder,
+    n_hosts: int,
+    rng: np.random.Generator,
+) -> UpdateRule:
     """The rule for ``settings.mode``; ConfigError if its settings do not fit ``n_hosts``."""
     if settings.mode == "central":
-        return CentralUpdates(store, recorder, agent.epochs, agent.minibatches, rng,
-                              settings.overlap)
+        return CentralUpdates(
+            store, recorder, agent.epochs, agent.minibatches, rng, settings.overlap
+        )
     if settings.mode == "async":
-        return AsyncUpdates(store, recorder, settings.max_staleness, n_hosts,
-                            settings.async_lr_damping, settings.compression,
-                            settings.topk_fraction)
+        return AsyncUpdates(
+            store,
+            recorder,
+            settings.max_staleness,
+            n_hosts,
+            settings.async_lr_damping,
+            settings.compression,
+            settings.topk_fraction,
+        )
     k = settings.sync_gradients or n_hosts
     if k > n_hosts:
-        raise ConfigError(f"sc2dask.train.sync-gradients is {k} but the run has {n_hosts} env "
-                          f"hosts (one per worker); set it to at most {n_hosts}, or leave it "
-                          f"unset for one gradient per host.")
-    return SyncUpdates(store, recorder, k, settings.max_staleness,
-                       follow_hosts=settings.sync_gradients is None,
-                       lr_scaling=settings.sync_lr_scaling, compression=settings.compression,
-                       fraction=settings.topk_fraction)
+        raise ConfigError(
+            f"sc2dask.train.sync-gradients is {k} but the run has {n_hosts} env "
+            f"hosts (one per worker); set it to at most {n_hosts}, or leave it "
+            f"unset for one gradient per host."
+        )
+    return SyncUpdates(
+        store,
+        recorder,
+        k,
+        settings.max_staleness,
+        follow_hosts=settings.sync_gradients is None,
+        lr_scaling=settings.sync_lr_scaling,
+        compression=settings.compression,
+        fraction=settings.topk_fraction,
+    )
 
 
-def average_gradients(results: list[GradientResult], discounts: list[float] | None = None
-                      ) -> tuple[list[np.ndarray], dict[str, float]]:
+def average_gradients(
+    results: list[GradientResult], discounts: list[float] | None = None
+) -> tuple[list[np.ndarray], dict[str, float]]:
     """The per-step average of hosts' unpacked gradients: a host that played more steps
     counts more, as if one learner had seen every step. ``discounts`` (one per result,
     default 1) scale a result's weight before normalising: stale ones count less."""
@@ -251,8 +309,9 @@ def average_gradients(results: list[GradientResult], discounts: list[float] | No
     # ended has no mean_episode_score (sc2dask/agents/a2c.py), and with K of N gradients
     # per update the hosts' episodes no longer end in the same rollout.
     keys = dict.fromkeys(key for r in results for key in r.metrics)
-    metrics = {key: float(np.mean([r.metrics[key] for r in results if key in r.metrics]))
-               for key in keys}
+    metrics = {
+        key: float(np.mean([r.metrics[key] for r in results if key in r.metrics])) for key in keys
+    }
     metrics["steps"] = float(sum(r.metrics["steps"] for r in results))
     metrics["truncated"] = sum(r.metrics.get("truncated", 0) for r in results)
     return grads, metrics
@@ -261,5 +320,7 @@ def average_gradients(results: list[GradientResult], discounts: list[float] | No
 def minibatches(trajectories: list, n: int, rng: np.random.Generator) -> list[list]:
     """``trajectories`` shuffled into ``n`` groups (fewer when there are fewer)."""
     order = rng.permutation(len(trajectories))
-    return [[trajectories[i] for i in group]
-            for group in np.array_split(order, min(n, len(trajectories)))]
+    return [
+        [trajectories[i] for i in group]
+        for group in np.array_split(order, min(n, len(trajectories)))
+    ]

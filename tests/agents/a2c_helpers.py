@@ -14,15 +14,20 @@ MOVE_16 = A2CConfig(action_set="move", screen=16, minimap=16)
 
 
 def _env(config, seed=1, map_name="MoveToBeacon"):
-    return make_env(map_name, agent_interface_format=agent_interface_format(config),
-                    random_seed=seed)
+    return make_env(
+        map_name, agent_interface_format=agent_interface_format(config), random_seed=seed
+    )
 
 
 def _obs_spec(screen, minimap):
     """An observation spec like SC2Env's, for model-only tests (no game needed)."""
     (sx, sy), (mx, my) = [(s, s) if isinstance(s, int) else s for s in (screen, minimap)]
-    return {"feature_screen": (27, sy, sx), "feature_minimap": (11, my, mx),
-            "player": (11,), "available_actions": (0,)}
+    return {
+        "feature_screen": (27, sy, sx),
+        "feature_minimap": (11, my, mx),
+        "player": (11,),
+        "available_actions": (0,),
+    }
 
 
 def _play(env, policy, n_steps, rng, timestep=None, version=0):
@@ -41,5 +46,6 @@ def _play(env, policy, n_steps, rng, timestep=None, version=0):
         if timestep.last():
             timestep = env.reset()[0]
         observations.append(policy.encoder.encode(timestep.observation))
-    return Trajectory.from_steps(observations, steps, rewards, terminal, version,
-                           log_probs=log_probs), timestep
+    return Trajectory.from_steps(
+        observations, steps, rewards, terminal, version, log_probs=log_probs
+    ), timestep

@@ -12,12 +12,13 @@ pytestmark = pytest.mark.usefixtures("sc2path")
 
 @pytest.mark.unit
 def test_sampling_respects_available_actions():
-    policy = Policy(A2CConfig(action_set="minigames", screen=16, minimap=16),
-                    _obs_spec(16, 16))
+    policy = Policy(A2CConfig(action_set="minigames", screen=16, minimap=16), _obs_spec(16, 16))
     rng = np.random.default_rng(0)
     n = len(policy.action_set.function_ids)
-    batch = {k: rng.integers(0, 4, (64, *s.shape)).astype(s.dtype)
-             for k, s in policy.encoder.spec().items()}
+    batch = {
+        k: rng.integers(0, 4, (64, *s.shape)).astype(s.dtype)
+        for k, s in policy.encoder.spec().items()
+    }
     batch["available"] = rng.random((64, n)) < 0.3
     batch["available"][:, 0] = True  # no_op, as in the game
     for _ in range(20):
@@ -49,7 +50,8 @@ def test_sampled_actions_play_in_the_game():
             function = actions.FUNCTIONS[call.function]
             for arg, value in zip(function.args, call.arguments):
                 bounds = {"screen": (24, 16), "screen2": (24, 16), "minimap": (16, 16)}.get(
-                    arg.name, arg.sizes)
+                    arg.name, arg.sizes
+                )
                 assert all(0 <= v < b for v, b in zip(value, bounds)), (function, value)
             used.add(call.function)
             timestep = env.step(calls)[0]

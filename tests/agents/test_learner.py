@@ -8,8 +8,13 @@ import time
 import numpy as np
 import pytest
 
-from sc2dask.agents.a2c import (A2CConfig, Learner, advantage_operator, discounted_returns,
-                                set_tf_threads)
+from sc2dask.agents.a2c import (
+    A2CConfig,
+    Learner,
+    advantage_operator,
+    discounted_returns,
+    set_tf_threads,
+)
 from sc2dask.core import Trajectory
 from sc2dask.game.pysc2lib import actions
 from tests.agents.a2c_helpers import MOVE_16, _play
@@ -21,13 +26,13 @@ pytestmark = pytest.mark.usefixtures("sc2path")
 def test_discounted_returns():
     rewards = np.array([1.0, 0.0, 2.0], np.float32)
     values = np.array([0.5, 0.5, 0.5], np.float32)
-    returns, adv = discounted_returns(rewards, np.array([False, False, False]), values,
-                                      10.0, 0.5, 1.0)
+    returns, adv = discounted_returns(
+        rewards, np.array([False, False, False]), values, 10.0, 0.5, 1.0
+    )
     np.testing.assert_allclose(returns, [1 + 0.5 * (0 + 0.5 * (2 + 5)), 0.5 * 7, 7])
     np.testing.assert_allclose(adv, returns - values)
     # An episode end stops both the bootstrap and the rewards of the next episode.
-    returns, _ = discounted_returns(rewards, np.array([False, True, False]), values,
-                                    10.0, 0.5, 1.0)
+    returns, _ = discounted_returns(rewards, np.array([False, True, False]), values, 10.0, 0.5, 1.0)
     np.testing.assert_allclose(returns, [1, 0, 7])
     # lambda = 0: one-step TD targets.
     returns, _ = discounted_returns(rewards, np.zeros(3, bool), values, 10.0, 0.5, 0.0)
@@ -45,14 +50,14 @@ def test_advantage_operator_matches_the_recursion(gae_lambda):
         rewards = rng.normal(size=length).astype(np.float32)
         values = rng.normal(size=length + 1).astype(np.float32)
         terminal = rng.random(length) < 0.3
-        _, adv = discounted_returns(rewards, terminal, values[:-1], values[-1], gamma,
-                                    gae_lambda)
+        _, adv = discounted_returns(rewards, terminal, values[:-1], values[-1], gamma, gae_lambda)
         expected.append(adv)
         deltas.append(rewards + gamma * ~terminal * values[1:] - values[:-1])
         not_done.append(~terminal)
     operator = advantage_operator(lengths, np.concatenate(not_done), gamma * gae_lambda)
-    np.testing.assert_allclose(operator @ np.concatenate(deltas), np.concatenate(expected),
-                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        operator @ np.concatenate(deltas), np.concatenate(expected), rtol=1e-5, atol=1e-5
+    )
 
 
 def test_gradients_are_finite_and_move_the_weights(learner, beacon_env):
@@ -90,10 +95,21 @@ def test_truncated_trajectories_bootstrap(learner, beacon_env):
     trajectory.rewards[:] = 0
     trajectory.terminal[:] = False
     continuing = learner.compute_gradients([trajectory])
-    ended = Trajectory(trajectory.observations, trajectory.actions, trajectory.rewards,
-                       np.r_[trajectory.terminal[:-1], True], 0)
-    truncated = Trajectory(trajectory.observations, trajectory.actions, trajectory.rewards,
-                           ended.terminal, 0, truncated=True)
+    ended = Trajectory(
+        trajectory.observations,
+        trajectory.actions,
+        trajectory.rewards,
+        np.r_[trajectory.terminal[:-1], True],
+        0,
+    )
+    truncated = Trajectory(
+        trajectory.observations,
+        trajectory.actions,
+        trajectory.rewards,
+        ended.terminal,
+        0,
+        truncated=True,
+    )
     grads_truncated, metrics = learner.compute_gradients([truncated])
     for a, b in zip(grads_truncated, continuing[0]):  # TF's threaded sums: last-bit noise
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-9)
@@ -145,6 +161,7 @@ def test_non_finite_gradients_are_rejected(learner):
 
 def test_set_tf_threads_is_safe_after_initialisation(learner):
     import tensorflow as tf
+
     current = tf.config.threading.get_intra_op_parallelism_threads()
     assert set_tf_threads(current, tf.config.threading.get_inter_op_parallelism_threads())
     assert set_tf_threads(current + 3) is False  # too late: left as it was
@@ -162,8 +179,9 @@ def test_learns_to_click_the_beacon(beacon_env, precision):
     (no gain over random in 60k agent steps, ~10 min here; published A2C runs take
     10^5-10^6), while this fails on the same bugs: a wrong sign, mask or head index.
     """
-    config = A2CConfig(action_set="move", screen=16, minimap=16,
-                       learning_rate=3e-3, seed=1, precision=precision)
+    config = A2CConfig(
+        action_set="move", screen=16, minimap=16, learning_rate=3e-3, seed=1, precision=precision
+    )
     learner = Learner(config, beacon_env.observation_spec()[0])
     encoder, rng = learner.policy.encoder, np.random.default_rng(4)
     # Screens with the marine selected and the beacon in ~15 places, collected by a
@@ -177,8 +195,14 @@ def test_learns_to_click_the_beacon(beacon_env, precision):
         if encoded["available"][2] and len(beacon):
             if len(marine) and np.abs(beacon[:, None] - marine[None]).max(-1).min() > 2:
                 screens.append(encoded)
-            call = encoder.action_set.function_call({"function": 2, "queued": 0, "select_add": 0,
-                                                     "screen": beacon[0, 0] * 16 + beacon[0, 1]})
+            call = encoder.action_set.function_call(
+                {
+                    "function": 2,
+                    "queued": 0,
+                    "select_add": 0,
+                    "screen": beacon[0, 0] * 16 + beacon[0, 1],
+                }
+            )
         else:
             call = actions.FUNCTIONS.select_army("select")
         timestep = beacon_env.step([call])[0]
@@ -191,10 +215,19 @@ def test_learns_to_click_the_beacon(beacon_env, precision):
         picked = [screens[i] for i in rng.integers(0, len(screens), 64)]
         batch = {k: np.stack([s[k] for s in picked]) for k in picked[0]}
         chosen, _, _ = learner.policy.act(batch, rng)
-        rewards = np.array([f == 2 and hits(s, i) for s, f, i in
-                            zip(picked, chosen["function"], chosen["screen"])], np.float32)
-        return [Trajectory.from_steps([s, s], [{k: v[i] for k, v in chosen.items()}], [rewards[i]],
-                                [True], 0) for i, s in enumerate(picked)], rewards.mean()
+        rewards = np.array(
+            [
+                f == 2 and hits(s, i)
+                for s, f, i in zip(picked, chosen["function"], chosen["screen"])
+            ],
+            np.float32,
+        )
+        return [
+            Trajectory.from_steps(
+                [s, s], [{k: v[i] for k, v in chosen.items()}], [rewards[i]], [True], 0
+            )
+            for i, s in enumerate(picked)
+        ], rewards.mean()
 
     start, rates = time.monotonic(), []
     for _ in range(300):  # 80-140 updates (15-25 s) over 10 seeds; stops once learned
@@ -203,7 +236,9 @@ def test_learns_to_click_the_beacon(beacon_env, precision):
         if np.mean(rates[-5:]) > 0.8:
             break
         learner.apply_gradients(learner.compute_gradients(trajectories)[0])
-    print(f"bandit: {len(rates)} updates, {time.monotonic() - start:.0f} s, "
-          f"hit rate {rates[0]:.2f} -> {np.mean(rates[-5:]):.2f}")
+    print(
+        f"bandit: {len(rates)} updates, {time.monotonic() - start:.0f} s, "
+        f"hit rate {rates[0]:.2f} -> {np.mean(rates[-5:]):.2f}"
+    )
     assert np.mean(rates[:5]) < 0.2
     assert np.mean(rates[-5:]) > 0.8

@@ -20,9 +20,13 @@ pytestmark = pytest.mark.usefixtures("sc2path")
 @pytest.mark.unit
 def test_model_stays_small_at_every_resolution():
     sizes = {}
-    for screen, minimap, action_set in [(16, 16, "minigames"), (32, 32, "minigames"),
-                                        (64, 64, "minigames"), ((64, 48), 32, "minigames"),
-                                        (64, 64, "all")]:
+    for screen, minimap, action_set in [
+        (16, 16, "minigames"),
+        (32, 32, "minigames"),
+        (64, 64, "minigames"),
+        ((64, 48), 32, "minigames"),
+        (64, 64, "all"),
+    ]:
         config = A2CConfig(action_set=action_set, screen=screen, minimap=minimap)
         encoder = ObservationEncoder(_obs_spec(screen, minimap), config)
         model = build_fullyconv(encoder.spec(), encoder.action_set, config)
@@ -40,8 +44,9 @@ def test_policy_rebuilds_from_config_and_weights():
     """What crosses the network: (config, obs_spec) and a list of arrays, never the model."""
     spec = _obs_spec(16, 16)
     policy = Policy(MOVE_16, spec)
-    config, obs_spec, weights = pickle.loads(pickle.dumps(
-        (policy.config, policy.obs_spec, policy.get_weights())))
+    config, obs_spec, weights = pickle.loads(
+        pickle.dumps((policy.config, policy.obs_spec, policy.get_weights()))
+    )
     other = Policy(config, obs_spec)
     other.set_weights(weights)
     batch = {k: np.ones((3, *s.shape), s.dtype) for k, s in policy.encoder.spec().items()}
@@ -83,8 +88,9 @@ def test_set_weights_of_another_shape_names_the_weight():
 @pytest.mark.unit
 def test_without_minimap_layers_the_model_has_no_minimap_tower():
     """MoveToBeacon's default: the camera sees the whole map, so the minimap adds cost only."""
-    config = dataclasses.replace(MOVE_16, screen_layers=("player_relative", "selected"),
-                                 minimap_layers=())
+    config = dataclasses.replace(
+        MOVE_16, screen_layers=("player_relative", "selected"), minimap_layers=()
+    )
     learner = Learner(config, _obs_spec(16, 16))
     spec = learner.policy.encoder.spec()
     assert "minimap" not in spec and spec["screen"].shape == (2, 16, 16)
@@ -93,17 +99,21 @@ def test_without_minimap_layers_the_model_has_no_minimap_tower():
     rng = np.random.default_rng(0)
     observations = {k: np.ones((4, *s.shape), s.dtype) for k, s in spec.items()}
     chosen, behaviour, _ = learner.policy.act({k: v[:3] for k, v in observations.items()}, rng)
-    trajectory = Trajectory(observations=observations, actions={k: v for k, v in chosen.items()},
-                            rewards=np.array([0, 1, 0], np.float32),
-                            terminal=np.zeros(3, bool), version=0)
+    trajectory = Trajectory(
+        observations=observations,
+        actions={k: v for k, v in chosen.items()},
+        rewards=np.array([0, 1, 0], np.float32),
+        terminal=np.zeros(3, bool),
+        version=0,
+    )
     grads, metrics = learner.compute_gradients([trajectory])
     assert np.isfinite(metrics["loss"]) and any(np.abs(g).sum() > 0 for g in grads)
     with pytest.raises(ConfigError, match="minimap-layers cannot be empty"):
-        ObservationEncoder(_obs_spec(16, 16), dataclasses.replace(
-            config, action_set="minigames"))
+        ObservationEncoder(_obs_spec(16, 16), dataclasses.replace(config, action_set="minigames"))
     with pytest.raises(ConfigError, match="Unknown feature layer 'beacon'"):
-        ObservationEncoder(_obs_spec(16, 16), dataclasses.replace(
-            config, screen_layers=("beacon",)))
+        ObservationEncoder(
+            _obs_spec(16, 16), dataclasses.replace(config, screen_layers=("beacon",))
+        )
 
 
 @pytest.mark.unit
@@ -116,17 +126,23 @@ def test_mixed_precision_computes_the_body_in_half_and_keeps_outputs_float32(pre
     assert learner.model.get_layer("screen_logits").compute_dtype == "float32"
     assert all(v.dtype == "float32" for v in learner.model.trainable_variables)
     rng = np.random.default_rng(0)
-    observations = {k: rng.integers(0, 2, (9, *s.shape)).astype(s.dtype)
-                    for k, s in learner.policy.encoder.spec().items()}
+    observations = {
+        k: rng.integers(0, 2, (9, *s.shape)).astype(s.dtype)
+        for k, s in learner.policy.encoder.spec().items()
+    }
     observations["available"][:] = True
     chosen, behaviour, _ = learner.policy.act({k: v[:8] for k, v in observations.items()}, rng)
     assert behaviour["value"].dtype == np.float32 and np.isfinite(behaviour["log_prob"]).all()
-    trajectory = Trajectory(observations=observations, actions=chosen,
-                            rewards=rng.random(8).astype(np.float32),
-                            terminal=np.zeros(8, bool), version=0)
+    trajectory = Trajectory(
+        observations=observations,
+        actions=chosen,
+        rewards=rng.random(8).astype(np.float32),
+        terminal=np.zeros(8, bool),
+        version=0,
+    )
     grads, metrics = learner.compute_gradients([trajectory])
     assert np.isfinite(metrics["loss"]) and all(np.isfinite(g).all() for g in grads)
-    assert learner.loss_scale.value == (2.0 ** 15 if half == "float16" else 1.0)
+    assert learner.loss_scale.value == (2.0**15 if half == "float16" else 1.0)
     before = learner.get_weights()
     learner.apply_gradients(grads)
     assert any(not np.array_equal(a, b) for a, b in zip(before, learner.get_weights()))
@@ -135,18 +151,19 @@ def test_mixed_precision_computes_the_body_in_half_and_keeps_outputs_float32(pre
 @pytest.mark.unit
 def test_dynamic_loss_scale_halves_on_overflow_and_grows_after_finite_steps():
     scale = LossScale(dynamic=True)
-    assert scale.update(finite=False) is False and scale.value == 2.0 ** 14
+    assert scale.update(finite=False) is False and scale.value == 2.0**14
     for _ in range(LossScale.GROWTH_STEPS):
         assert scale.update(finite=True)
-    assert scale.value == 2.0 ** 15
+    assert scale.value == 2.0**15
     fixed = LossScale(dynamic=False)
     assert fixed.update(finite=False) and fixed.value == 1.0  # rejected later, not retried
 
 
 @pytest.mark.unit
 def test_the_network_has_the_filters_kernels_and_dense_grid_of_its_settings():
-    small = Policy(dataclasses.replace(MOVE_16, conv_filters=(8, 12), dense_grid=4),
-                   _obs_spec(16, 16)).model
+    small = Policy(
+        dataclasses.replace(MOVE_16, conv_filters=(8, 12), dense_grid=4), _obs_spec(16, 16)
+    ).model
     assert small.get_layer("screen_conv0").kernel.shape[-1] == 8
     assert small.get_layer("screen_conv1").kernel.shape[-1] == 12
     # 16 -> 8 -> 4 cells a side, then the dense layer reads 4 * 4 cells of 12 and the player

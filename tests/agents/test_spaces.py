@@ -36,7 +36,8 @@ def test_encoder_matches_the_env(screen, minimap):
                 assert encoded[key].shape == s.shape and encoded[key].dtype == s.dtype, key
             allowed = set(timestep.observation["available_actions"])
             assert set(encoder.action_set.function_ids[encoded["available"]]) == (
-                allowed & set(encoder.action_set.function_ids))
+                allowed & set(encoder.action_set.function_ids)
+            )
             screen_layers = timestep.observation["feature_screen"]
             np.testing.assert_array_equal(encoded["screen"][0], screen_layers.player_relative)
             np.testing.assert_array_equal(encoded["screen"][2], screen_layers.unit_type)
@@ -74,8 +75,15 @@ def test_spatial_indices_map_to_x_y():
     action_set = ActionSet.create("minigames", (32, 24), (16, 12))
     heads = {h: 0 for h in action_set.heads}
     function = list(action_set.function_ids).index(actions.FUNCTIONS.select_rect.id)
-    call = action_set.function_call({**heads, "function": function, "select_add": 1,
-                                     "screen": 5 * 32 + 7, "screen2": 23 * 32 + 31})
+    call = action_set.function_call(
+        {
+            **heads,
+            "function": function,
+            "select_add": 1,
+            "screen": 5 * 32 + 7,
+            "screen2": 23 * 32 + 31,
+        }
+    )
     assert call.function == actions.FUNCTIONS.select_rect.id
     assert [list(a) for a in call.arguments] == [[1], [7, 5], [31, 23]]
     function = list(action_set.function_ids).index(actions.FUNCTIONS.move_camera.id)
@@ -93,7 +101,8 @@ def test_a_policy_that_clicks_the_beacon_scores(beacon_env):
         move = bool(encoded["available"][2] and len(xs))
         index = int(round(ys.mean())) * 16 + int(round(xs.mean())) if move else 0
         call = encoder.action_set.function_call(
-            {"function": 2 if move else 1, "screen": index, "queued": 0, "select_add": 0})
+            {"function": 2 if move else 1, "screen": index, "queued": 0, "select_add": 0}
+        )
         timestep = beacon_env.step([call])[0]
         score += timestep.reward
     assert score >= 5

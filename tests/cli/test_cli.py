@@ -30,15 +30,23 @@ def _env(tmp_path, **extra):
 
 
 def _run(args, tmp_path, timeout=300, **extra):
-    return subprocess.run([SC2DASK, *args], capture_output=True, text=True, timeout=timeout,
-                          env=_env(tmp_path, **extra))
+    return subprocess.run(
+        [SC2DASK, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=_env(tmp_path, **extra),
+    )
 
 
 @pytest.mark.cluster
 def test_the_mode_from_the_environment_is_the_mode_trained(tmp_path):
     """The old bug: `sc2dask train` passed --mode central whatever the config said."""
-    done = _run(["train", "--map", "MoveToBeacon", "--envs", "2", "--max-steps", "300",
-                 "--json"], tmp_path, DASK_SC2DASK__TRAIN__MODE="sync")
+    done = _run(
+        ["train", "--map", "MoveToBeacon", "--envs", "2", "--max-steps", "300", "--json"],
+        tmp_path,
+        DASK_SC2DASK__TRAIN__MODE="sync",
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.strip().splitlines()
     assert len(lines) == 1, done.stdout  # --json: one JSON object and nothing else
@@ -54,7 +62,12 @@ def test_train_shows_a_few_lines_and_a_bar_and_logs_to_a_file(tmp_path):
     lines = done.stdout.strip().splitlines()
     assert len(lines) <= 6, done.stdout
     assert [line.split(":")[0] for line in lines] == [
-        "Log", "Dask dashboard", "Training page", lines[3].split(":")[0], "Done"]
+        "Log",
+        "Dask dashboard",
+        "Training page",
+        lines[3].split(":")[0],
+        "Done",
+    ]
     assert lines[3].startswith("Training FullyConv A2C on MoveToBeacon (central updates")
     assert re.search(r"Done: \d+ agent steps, \d+ updates", lines[-1])
     bar = done.stderr.replace("\r", "\n")
@@ -73,13 +86,32 @@ def test_ctrl_c_or_sigterm_finishes_the_update_checkpoints_and_exits_0(tmp_path,
     SIGTERM as `kill` or a batch system's end of walltime sends it first, to the command."""
     checkpoints = tmp_path / "run"
     process = subprocess.Popen(
-        [SC2DASK, "train", "--envs", "2", "--max-steps", "1000000", "--checkpoint-dir",
-         str(checkpoints), "--checkpoint-every", "1", "--json", *TINY],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp_path),
-        start_new_session=True)
+        [
+            SC2DASK,
+            "train",
+            "--envs",
+            "2",
+            "--max-steps",
+            "1000000",
+            "--checkpoint-dir",
+            str(checkpoints),
+            "--checkpoint-every",
+            "1",
+            "--json",
+            *TINY,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(tmp_path),
+        start_new_session=True,
+    )
     try:
-        wait_until(lambda: (checkpoints / "LATEST").exists() or process.poll() is not None,
-                   timeout=240, what="the first checkpoint")
+        wait_until(
+            lambda: (checkpoints / "LATEST").exists() or process.poll() is not None,
+            timeout=240,
+            what="the first checkpoint",
+        )
         (os.killpg if group else os.kill)(process.pid, signum)
         out, err = process.communicate(timeout=120)
     finally:
@@ -90,42 +122,69 @@ def test_ctrl_c_or_sigterm_finishes_the_update_checkpoints_and_exits_0(tmp_path,
     summary = json.loads(out.strip().splitlines()[-1])
     assert 0 < summary["agent_steps"] < 1_000_000
     assert summary["restarts"] == 0  # no worker or game died of the Ctrl-C
-    state = json.loads((checkpoints / (checkpoints / "LATEST").read_text().strip()
-                        / "state.json").read_text())
+    state = json.loads(
+        (checkpoints / (checkpoints / "LATEST").read_text().strip() / "state.json").read_text()
+    )
     assert state["updates"] == summary["updates"]  # the last update is in the checkpoint
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
 
 
-@pytest.mark.parametrize("args, extra, message", [
-    (["train", "--envs", "2", "--max-steps", "10"], {"DASK_SC2DASK__AGENT__LEARNING_RATE": "abc"},
-     "DASK_SC2DASK__AGENT__LEARNING_RATE"),
-    (["train", "--screen", "0"], {}, "sc2dask.agent.screen must be >= 1 and <= 1024"),
-    (["train", "--config", "/nonexistent/run.yaml"], {}, "Cannot read --config"),
-    (["train", "--map", "NoSuchMap", "--max-steps", "10"], {}, "Unknown map 'NoSuchMap'"),
-    pytest.param(["evaluate", "--agent", "no.such.Agent", "--episodes", "1"], {},
-                 "Cannot load agent", marks=pytest.mark.cluster),
-    (["evaluate", "--checkpoint", "/nonexistent", "--episodes", "1"], {}, "No checkpoint in"),
-    (["train", "--scheduler", "http://x", "--max-steps", "10"], {},
-     "'http://x' is not a Dask scheduler address"),
-    (["train", "--scheduler", "localhost", "--max-steps", "10"], {}, "'localhost' has no port"),
-    pytest.param(["evaluate", "--agent", "os.path.join", "--episodes", "1"], {},
-                 "'os.path.join' is not a pysc2 agent class", marks=pytest.mark.cluster),
-    pytest.param(["evaluate", "--agent", f"{RANDOM}:oops", "--episodes", "1"], {},
-                 "cannot be made with the argument 'oops'", marks=pytest.mark.cluster),
-    (["train", "--rollout-steps", "0"], {}, "sc2dask.train.rollout-steps must be >= 1"),
-    (["train", "--mode", "async", "--sync-lr-scaling", "sqrt"], {}, "only mode='sync' makes"),
-    (["train", "--max-staleness", "-1"], {}, "sc2dask.train.max-staleness must be >= 0"),
-    (["train", "--call-timeout", "0"], {}, "sc2dask.train.call-timeout must be > 0"),
-    (["train", "--max-steps", "10", "--checkpoint-dir", "/proc/sc2dask-run"], {},
-     "Cannot write checkpoints to '/proc/sc2dask-run'"),
-    pytest.param(["train", "--envs", "1", "--max-steps", "10", *TINY],
-                 {"TF_NUM_INTRAOP_THREADS": "abc"},
-                 "TF_NUM_INTRAOP_THREADS='abc' on this worker is not a whole number",
-                 marks=pytest.mark.cluster),
-    (["emulator", "serve", "--port", "70000"], {}, "70000 is not a port"),
-    (["emulator", "install", "/proc/sc2dask-emulator"], {}, "Cannot install the emulator in"),
-    (["train", "--tls-cert", "cert.pem"], {}, "--tls-ca-file and --tls-key missing"),
-])
+@pytest.mark.parametrize(
+    "args, extra, message",
+    [
+        (
+            ["train", "--envs", "2", "--max-steps", "10"],
+            {"DASK_SC2DASK__AGENT__LEARNING_RATE": "abc"},
+            "DASK_SC2DASK__AGENT__LEARNING_RATE",
+        ),
+        (["train", "--screen", "0"], {}, "sc2dask.agent.screen must be >= 1 and <= 1024"),
+        (["train", "--config", "/nonexistent/run.yaml"], {}, "Cannot read --config"),
+        (["train", "--map", "NoSuchMap", "--max-steps", "10"], {}, "Unknown map 'NoSuchMap'"),
+        pytest.param(
+            ["evaluate", "--agent", "no.such.Agent", "--episodes", "1"],
+            {},
+            "Cannot load agent",
+            marks=pytest.mark.cluster,
+        ),
+        (["evaluate", "--checkpoint", "/nonexistent", "--episodes", "1"], {}, "No checkpoint in"),
+        (
+            ["train", "--scheduler", "http://x", "--max-steps", "10"],
+            {},
+            "'http://x' is not a Dask scheduler address",
+        ),
+        (["train", "--scheduler", "localhost", "--max-steps", "10"], {}, "'localhost' has no port"),
+        pytest.param(
+            ["evaluate", "--agent", "os.path.join", "--episodes", "1"],
+            {},
+            "'os.path.join' is not a pysc2 agent class",
+            marks=pytest.mark.cluster,
+        ),
+        pytest.param(
+            ["evaluate", "--agent", f"{RANDOM}:oops", "--episodes", "1"],
+            {},
+            "cannot be made with the argument 'oops'",
+            marks=pytest.mark.cluster,
+        ),
+        (["train", "--rollout-steps", "0"], {}, "sc2dask.train.rollout-steps must be >= 1"),
+        (["train", "--mode", "async", "--sync-lr-scaling", "sqrt"], {}, "only mode='sync' makes"),
+        (["train", "--max-staleness", "-1"], {}, "sc2dask.train.max-staleness must be >= 0"),
+        (["train", "--call-timeout", "0"], {}, "sc2dask.train.call-timeout must be > 0"),
+        (
+            ["train", "--max-steps", "10", "--checkpoint-dir", "/proc/sc2dask-run"],
+            {},
+            "Cannot write checkpoints to '/proc/sc2dask-run'",
+        ),
+        pytest.param(
+            ["train", "--envs", "1", "--max-steps", "10", *TINY],
+            {"TF_NUM_INTRAOP_THREADS": "abc"},
+            "TF_NUM_INTRAOP_THREADS='abc' on this worker is not a whole number",
+            marks=pytest.mark.cluster,
+        ),
+        (["emulator", "serve", "--port", "70000"], {}, "70000 is not a port"),
+        (["emulator", "install", "/proc/sc2dask-emulator"], {}, "Cannot install the emulator in"),
+        (["train", "--tls-cert", "cert.pem"], {}, "--tls-ca-file and --tls-key missing"),
+    ],
+)
 def test_bad_input_is_one_clear_line_and_exit_2(tmp_path, args, extra, message):
     done = _run(args, tmp_path, timeout=180, **extra)
     assert done.returncode == 2, done.stderr[-3000:]
@@ -140,8 +199,7 @@ def test_resuming_from_a_corrupt_checkpoint_is_exit_2_before_any_cluster(tmp_pat
     (run / "ckpt-00000001" / "state.json").write_text("{}")
     (run / "ckpt-00000001" / "weights.npz").write_bytes(b"not a zip")
     (run / "LATEST").write_text("ckpt-00000001")
-    done = _run(["train", "--checkpoint-dir", str(run), "--resume", *TINY], tmp_path,
-                timeout=120)
+    done = _run(["train", "--checkpoint-dir", str(run), "--resume", *TINY], tmp_path, timeout=120)
     assert done.returncode == 2 and "incomplete or corrupt" in done.stderr, done.stderr[-2000:]
     assert "Dask dashboard" not in done.stdout  # refused before a cluster started
 
@@ -151,36 +209,69 @@ def test_resuming_with_another_network_names_the_checkpoints_settings(tmp_path):
     checkpoint of FullyConv's shape is told which flags give that shape, before any cluster."""
     folder = tmp_path / "run" / "ckpt-00000001"
     folder.mkdir(parents=True)
-    (folder / "state.json").write_text(json.dumps({"agent_config": {
-        "action_set": "move", "screen_layers": ["player_relative", "selected"],
-        "minimap_layers": [], "screen": 16, "minimap": 16, "conv_filters": [16, 32],
-        "dense_grid": 8}}))
+    (folder / "state.json").write_text(
+        json.dumps(
+            {
+                "agent_config": {
+                    "action_set": "move",
+                    "screen_layers": ["player_relative", "selected"],
+                    "minimap_layers": [],
+                    "screen": 16,
+                    "minimap": 16,
+                    "conv_filters": [16, 32],
+                    "dense_grid": 8,
+                }
+            }
+        )
+    )
     for name in ("weights.npz", "optimizer.npz"):
         np.savez(folder / name)
     (tmp_path / "run" / "LATEST").write_text(folder.name)
-    done = _run(["train", "--checkpoint-dir", str(tmp_path / "run"), "--resume", *TINY],
-                tmp_path, timeout=120)
+    done = _run(
+        ["train", "--checkpoint-dir", str(tmp_path / "run"), "--resume", *TINY],
+        tmp_path,
+        timeout=120,
+    )
     assert done.returncode == 2, done.stderr[-2000:]
-    assert "has another network than this run's settings give (conv-filters, dense-grid); " \
-           "resume with its settings: --conv-filters 16,32 --dense-grid 8." in done.stderr
+    assert (
+        "has another network than this run's settings give (conv-filters, dense-grid); "
+        "resume with its settings: --conv-filters 16,32 --dense-grid 8." in done.stderr
+    )
     assert "Dask dashboard" not in done.stdout and "Traceback" not in done.stderr
 
 
 @pytest.mark.cluster
 def test_a_second_run_on_the_same_checkpoint_folder_is_refused(tmp_path):
     from sc2dask.training import checkpoint
+
     with checkpoint.run_lock(tmp_path / "run"):  # as a run in another process holds it
-        done = _run(["train", "--checkpoint-dir", str(tmp_path / "run"), *TINY], tmp_path,
-                    timeout=120)
+        done = _run(
+            ["train", "--checkpoint-dir", str(tmp_path / "run"), *TINY], tmp_path, timeout=120
+        )
     assert done.returncode == 2, done.stderr[-2000:]
-    assert f"Another run is writing checkpoints to '{tmp_path / 'run'}' (process " \
-           f"{os.getpid()}@" in done.stderr
+    assert (
+        f"Another run is writing checkpoints to '{tmp_path / 'run'}' (process "
+        f"{os.getpid()}@" in done.stderr
+    )
 
 
 @pytest.mark.cluster
 def test_a_setting_checked_once_the_cluster_is_up_is_also_exit_2(tmp_path):
-    done = _run(["train", "--envs", "2", "--max-steps", "100", "--mode", "sync",
-                 "--sync-gradients", "3", *TINY], tmp_path)
+    done = _run(
+        [
+            "train",
+            "--envs",
+            "2",
+            "--max-steps",
+            "100",
+            "--mode",
+            "sync",
+            "--sync-gradients",
+            "3",
+            *TINY,
+        ],
+        tmp_path,
+    )
     assert done.returncode == 2, done.stderr[-3000:]
     assert "sync-gradients is 3 but the run has 2 env hosts" in done.stderr
     assert "Traceback" not in done.stderr + done.stdout
@@ -190,11 +281,25 @@ def test_a_setting_checked_once_the_cluster_is_up_is_also_exit_2(tmp_path):
 @pytest.mark.cluster
 def test_evaluate_a_checkpoint_on_the_map_and_sizes_it_was_trained_with(tmp_path):
     checkpoints = tmp_path / "run"
-    trained = _run(["train", "--envs", "1", "--max-steps", "32", "--checkpoint-dir",
-                    str(checkpoints), "--json", *TINY], tmp_path)
+    trained = _run(
+        [
+            "train",
+            "--envs",
+            "1",
+            "--max-steps",
+            "32",
+            "--checkpoint-dir",
+            str(checkpoints),
+            "--json",
+            *TINY,
+        ],
+        tmp_path,
+    )
     assert trained.returncode == 0, trained.stderr[-3000:]
-    done = _run(["evaluate", "--checkpoint", str(checkpoints), "--episodes", "1", "--envs",
-                 "1", "--json"], tmp_path)  # no --screen: the checkpoint's 16, not 32
+    done = _run(
+        ["evaluate", "--checkpoint", str(checkpoints), "--episodes", "1", "--envs", "1", "--json"],
+        tmp_path,
+    )  # no --screen: the checkpoint's 16, not 32
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["map"] == "MoveToBeacon" and result["episodes"] == 1
@@ -208,10 +313,27 @@ def test_a_game_that_never_starts_ends_the_command_with_a_clear_error(tmp_path):
     game.parent.mkdir(parents=True)
     game.write_text("#!/bin/sh\necho this game is broken >&2\nexit 3\n")
     game.chmod(0o755)
-    done = _run(["evaluate", "--agent", "pysc2_evolved.agents.random_agent.RandomAgent",
-                 "--map", "MoveToBeacon", "--episodes", "1", "--envs", "1",
-                 "--screen", "16", "--minimap", "16"], tmp_path, timeout=240,
-                SC2PATH=str(tmp_path / "StarCraftII"), TIMEOUT_SECONDS="4")
+    done = _run(
+        [
+            "evaluate",
+            "--agent",
+            "pysc2_evolved.agents.random_agent.RandomAgent",
+            "--map",
+            "MoveToBeacon",
+            "--episodes",
+            "1",
+            "--envs",
+            "1",
+            "--screen",
+            "16",
+            "--minimap",
+            "16",
+        ],
+        tmp_path,
+        timeout=240,
+        SC2PATH=str(tmp_path / "StarCraftII"),
+        TIMEOUT_SECONDS="4",
+    )
     assert done.returncode == 2, done.stdout + done.stderr[-3000:]
     assert "failed 5 times in a row" in done.stderr and "SC2PATH=" in done.stderr
     assert "Traceback" not in done.stderr
@@ -223,21 +345,55 @@ def test_a_client_killed_mid_run_resumes_from_its_last_checkpoint(tmp_path):
     """The fault no handler can catch: SIGKILL of `sc2dask train` (and, with it, its local
     cluster). `--resume` carries on from the checkpoint, losing only the updates after it."""
     checkpoints = tmp_path / "run"
-    args = [SC2DASK, "train", "--envs", "2", "--max-steps", "1000000", "--checkpoint-dir",
-            str(checkpoints), "--checkpoint-every", "2", "--json", *TINY]
-    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=_env(tmp_path), start_new_session=True)
+    args = [
+        SC2DASK,
+        "train",
+        "--envs",
+        "2",
+        "--max-steps",
+        "1000000",
+        "--checkpoint-dir",
+        str(checkpoints),
+        "--checkpoint-every",
+        "2",
+        "--json",
+        *TINY,
+    ]
+    process = subprocess.Popen(
+        args,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(tmp_path),
+        start_new_session=True,
+    )
     try:
-        wait_until(lambda: _checkpointed(checkpoints) >= 4 or process.poll() is not None,
-                   timeout=240, what="a few checkpoints")
+        wait_until(
+            lambda: _checkpointed(checkpoints) >= 4 or process.poll() is not None,
+            timeout=240,
+            what="a few checkpoints",
+        )
     finally:
         os.killpg(process.pid, signal.SIGKILL)
         process.communicate()
     saved = _checkpointed(checkpoints)
     assert saved >= 4
-    resumed = _run(["train", "--envs", "2", "--max-steps", str(16 * saved + 320),
-                    "--checkpoint-dir", str(checkpoints), "--resume", "--json", *TINY],
-                   tmp_path, timeout=300)
+    resumed = _run(
+        [
+            "train",
+            "--envs",
+            "2",
+            "--max-steps",
+            str(16 * saved + 320),
+            "--checkpoint-dir",
+            str(checkpoints),
+            "--resume",
+            "--json",
+            *TINY,
+        ],
+        tmp_path,
+        timeout=300,
+    )
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     summary = json.loads(resumed.stdout.strip().splitlines()[-1])
     assert summary["updates"] > saved  # counted on from the checkpoint, not from 0

@@ -51,14 +51,17 @@ class Client:
             opcode, data = self.ws.recv_data()
         except (websocket.WebSocketException, OSError) as exc:
             self.broken = True
-            pytest.fail(f"the emulator dropped the connection on {what}: {exc!r}\n"
-                        f"{self._server_log()}")
+            pytest.fail(
+                f"the emulator dropped the connection on {what}: {exc!r}\n{self._server_log()}"
+            )
         if opcode == websocket.ABNF.OPCODE_CLOSE:
             self.broken = True
             time.sleep(0.2)
             code = int.from_bytes(data[:2], "big") if len(data) >= 2 else None
-            pytest.fail(f"the emulator closed the connection (code {code}) instead of "
-                        f"answering {what}\n{self._server_log()}")
+            pytest.fail(
+                f"the emulator closed the connection (code {code}) instead of "
+                f"answering {what}\n{self._server_log()}"
+            )
         assert opcode == websocket.ABNF.OPCODE_BINARY, f"{what}: reply opcode {opcode}"
         response = sc_pb.Response.FromString(data)
         assert response.HasField("status"), f"{what}: reply without status: {describe(response)}"
@@ -81,7 +84,8 @@ class Client:
         if response.error:
             assert response.status == before, (
                 f"{describe(request)} was refused ({list(response.error)}) but moved the "
-                f"status from {Status.Name(before)} to {Status.Name(response.status)}")
+                f"status from {Status.Name(before)} to {Status.Name(response.status)}"
+            )
         self.status = response.status
         return response
 
@@ -109,8 +113,7 @@ class EmulatorHost:
             self._log = []
             # Drain stderr: tracebacks of caught crashes would otherwise fill the pipe
             # and block the emulator. What it wrote shows up in failure messages.
-            threading.Thread(target=self._log.extend, args=(self.proc.stderr,),
-                             daemon=True).start()
+            threading.Thread(target=self._log.extend, args=(self.proc.stderr,), daemon=True).start()
         return self._port
 
     def server_log(self, since=0, lines=40) -> str:
@@ -125,8 +128,11 @@ class EmulatorHost:
             try:
                 ws = connect(port)
                 break
-            except (websocket.WebSocketConnectionClosedException, ConnectionResetError,
-                    BrokenPipeError):
+            except (
+                websocket.WebSocketConnectionClosedException,
+                ConnectionResetError,
+                BrokenPipeError,
+            ):
                 # The server drops a new client mid-handshake until it has noticed that
                 # the previous one closed.
                 if time.monotonic() > deadline:
@@ -153,19 +159,28 @@ class EmulatorHost:
 def create_game(map_name="MoveToBeacon", **fields) -> sc_pb.RequestCreateGame:
     return sc_pb.RequestCreateGame(
         local_map=sc_pb.LocalMap(map_path=f"mini_games/{map_name}.SC2Map"),
-        player_setup=[sc_pb.PlayerSetup(type=sc_pb.Participant)], **fields)
+        player_setup=[sc_pb.PlayerSetup(type=sc_pb.Participant)],
+        **fields,
+    )
 
 
 def interface(screen=(64, 64), minimap=(64, 64), width=24.0, raw=False, **fields):
     return sc_pb.InterfaceOptions(
-        raw=raw, score=True, feature_layer=sc_pb.SpatialCameraSetup(
-            width=width, resolution=common_pb2.Size2DI(x=screen[0], y=screen[1]),
-            minimap_resolution=common_pb2.Size2DI(x=minimap[0], y=minimap[1])), **fields)
+        raw=raw,
+        score=True,
+        feature_layer=sc_pb.SpatialCameraSetup(
+            width=width,
+            resolution=common_pb2.Size2DI(x=screen[0], y=screen[1]),
+            minimap_resolution=common_pb2.Size2DI(x=minimap[0], y=minimap[1]),
+        ),
+        **fields,
+    )
 
 
 def join_game(options=None) -> sc_pb.RequestJoinGame:
-    return sc_pb.RequestJoinGame(race=common_pb2.Terran,
-                                 options=interface() if options is None else options)
+    return sc_pb.RequestJoinGame(
+        race=common_pb2.Terran, options=interface() if options is None else options
+    )
 
 
 def observe(client: Client) -> sc_pb.Observation:
@@ -185,4 +200,3 @@ def enter(client: Client, state: str, map_name="MoveToBeacon", options=None) -> 
     if state == "ended":
         client.call(step=sc_pb.RequestStep(count=SCENARIOS[map_name].time_limit_loops))
     assert client.status == getattr(Status, state)
-

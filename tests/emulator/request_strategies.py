@@ -9,15 +9,16 @@ from s2clientprotocol import sc2api_pb2 as sc_pb
 
 from sc2dask.emulator.maps import SCENARIOS
 
-INT32 = st.integers(-2**31, 2**31 - 1)
+INT32 = st.integers(-(2**31), 2**31 - 1)
 UINT32 = st.integers(0, 2**32 - 1)
 COORD = st.one_of(st.integers(-16, 300), INT32)  # pixels: near the screen, or anywhere
 POINT_I = st.builds(common_pb2.PointI, x=COORD, y=COORD)
 WORLD = st.one_of(st.floats(-10, 80, width=32), st.floats(width=32))  # with nan and inf
 # Real-looking tags (the emulator's first units) and arbitrary ones.
 TAG = st.one_of(st.integers(1, 40).map(lambda i: (i << 18) | 1), st.integers(0, 2**64 - 1))
-ABILITY = st.one_of(st.sampled_from([0, 1, 4, 16, 17, 18, 23, 295, 319, 524, 3665, 3674,
-                                     3793, 3794, 3795]), INT32)
+ABILITY = st.one_of(
+    st.sampled_from([0, 1, 4, 16, 17, 18, 23, 295, 319, 524, 3665, 3674, 3793, 3794, 3795]), INT32
+)
 
 
 def enum_values(enum):
@@ -33,11 +34,11 @@ def spatial_actions(draw) -> spatial_pb2.ActionSpatial:
     elif kind == "point":
         act.unit_selection_point.selection_screen_coord.CopyFrom(draw(POINT_I))
         act.unit_selection_point.type = draw(
-            enum_values(spatial_pb2.ActionSpatialUnitSelectionPoint.Type))
+            enum_values(spatial_pb2.ActionSpatialUnitSelectionPoint.Type)
+        )
     elif kind == "rect":
         for _ in range(draw(st.integers(0, 3))):  # corners in any order, off screen too
-            act.unit_selection_rect.selection_screen_coord.add(p0=draw(POINT_I),
-                                                               p1=draw(POINT_I))
+            act.unit_selection_rect.selection_screen_coord.add(p0=draw(POINT_I), p1=draw(POINT_I))
         act.unit_selection_rect.selection_add = draw(st.booleans())
     elif kind == "command":
         cmd = act.unit_command
@@ -52,9 +53,21 @@ def spatial_actions(draw) -> spatial_pb2.ActionSpatial:
 @st.composite
 def ui_actions(draw) -> ui_pb2.ActionUI:
     act = ui_pb2.ActionUI()
-    kind = draw(st.sampled_from(["control_group", "select_army", "select_warp_gates",
-                                 "select_larva", "select_idle_worker", "multi_panel",
-                                 "cargo_panel", "production_panel", "toggle_autocast"]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "control_group",
+                "select_army",
+                "select_warp_gates",
+                "select_larva",
+                "select_idle_worker",
+                "multi_panel",
+                "cargo_panel",
+                "production_panel",
+                "toggle_autocast",
+            ]
+        )
+    )
     msg = getattr(act, kind)
     msg.SetInParent()
     if kind == "control_group":
@@ -111,8 +124,10 @@ def actions(draw) -> sc_pb.Action:
     return action
 
 
-RESOLUTION = st.one_of(st.sampled_from([(0, 0), (1, 7), (7, 1), (1, 1), (64, 64), (84, 84)]),
-                       st.tuples(st.integers(0, 128), st.integers(0, 128)))
+RESOLUTION = st.one_of(
+    st.sampled_from([(0, 0), (1, 7), (7, 1), (1, 1), (64, 64), (84, 84)]),
+    st.tuples(st.integers(0, 128), st.integers(0, 128)),
+)
 # Screen width in world units. Tiny widths are left out: they make the renderer allocate
 # memory in proportion to 1/width squared (see test_a_tiny_screen_width_is_handled).
 WIDTH = st.sampled_from([0.0, 1.0, 24.0, 64.0, -24.0, 1e9, math.nan, math.inf])
@@ -121,9 +136,12 @@ WIDTH = st.sampled_from([0.0, 1.0, 24.0, 64.0, -24.0, 1e9, math.nan, math.inf])
 @st.composite
 def interface_options(draw) -> sc_pb.InterfaceOptions:
     options = sc_pb.InterfaceOptions(
-        raw=draw(st.booleans()), score=draw(st.booleans()), show_cloaked=draw(st.booleans()),
+        raw=draw(st.booleans()),
+        score=draw(st.booleans()),
+        show_cloaked=draw(st.booleans()),
         raw_affects_selection=draw(st.booleans()),
-        raw_crop_to_playable_area=draw(st.booleans()))
+        raw_crop_to_playable_area=draw(st.booleans()),
+    )
     if draw(st.integers(0, 4)):
         fl = options.feature_layer
         fl.width = draw(WIDTH)
@@ -138,9 +156,18 @@ def interface_options(draw) -> sc_pb.InterfaceOptions:
 
 MAP_PATHS = st.one_of(
     st.sampled_from([f"mini_games/{name}.SC2Map" for name in SCENARIOS]),
-    st.sampled_from(["", "MoveToBeacon", "/abs/MoveToBeacon.SC2Map", "Ladder/Acropolis.SC2Map",
-                     "../../../etc/passwd", "mini_games/.SC2Map"]),
-    st.text(max_size=40))
+    st.sampled_from(
+        [
+            "",
+            "MoveToBeacon",
+            "/abs/MoveToBeacon.SC2Map",
+            "Ladder/Acropolis.SC2Map",
+            "../../../etc/passwd",
+            "mini_games/.SC2Map",
+        ]
+    ),
+    st.text(max_size=40),
+)
 
 
 @st.composite
@@ -152,8 +179,11 @@ def create_game_requests(draw) -> sc_pb.RequestCreateGame:
     elif which > 1:  # which == 1: no map at all
         req.local_map.map_path = draw(MAP_PATHS)
         req.local_map.map_data = draw(st.binary(max_size=64))
-    setups = draw(st.lists(enum_values(sc_pb.PlayerType), max_size=3)) if draw(
-        st.integers(0, 3)) == 0 else [sc_pb.Participant]
+    setups = (
+        draw(st.lists(enum_values(sc_pb.PlayerType), max_size=3))
+        if draw(st.integers(0, 3)) == 0
+        else [sc_pb.Participant]
+    )
     for player_type in setups:
         req.player_setup.add(type=player_type)
     if draw(st.booleans()):
@@ -163,17 +193,29 @@ def create_game_requests(draw) -> sc_pb.RequestCreateGame:
 
 @st.composite
 def join_game_requests(draw) -> sc_pb.RequestJoinGame:
-    req = sc_pb.RequestJoinGame(race=draw(enum_values(common_pb2.Race)),
-                                player_name=draw(st.text(max_size=10)))
+    req = sc_pb.RequestJoinGame(
+        race=draw(enum_values(common_pb2.Race)), player_name=draw(st.text(max_size=10))
+    )
     if draw(st.integers(0, 9)):
         req.options.CopyFrom(draw(interface_options()))
     return req
 
 
-STEP_COUNT = st.one_of(st.none(), st.integers(0, 64),
-                       st.sampled_from([1919, 1920, 1921, 2**31, 2**32 - 1]))
-UNSUPPORTED = ("start_replay", "quick_save", "quick_load", "obs_action", "query", "map_command",
-               "replay_info", "available_maps", "save_map", "debug")
+STEP_COUNT = st.one_of(
+    st.none(), st.integers(0, 64), st.sampled_from([1919, 1920, 1921, 2**31, 2**32 - 1])
+)
+UNSUPPORTED = (
+    "start_replay",
+    "quick_save",
+    "quick_load",
+    "obs_action",
+    "query",
+    "map_command",
+    "replay_info",
+    "available_maps",
+    "save_map",
+    "debug",
+)
 
 
 @st.composite
@@ -185,8 +227,18 @@ def requests(draw, tame=False) -> sc_pb.Request:
     req = sc_pb.Request()
     kinds = ["ping", "observation", "step", "action", "game_info"]
     if not tame:
-        kinds += ["data", "create_game", "join_game", "restart_game", "leave_game",
-                  "save_replay", "unsupported", "empty", "action", "action"]
+        kinds += [
+            "data",
+            "create_game",
+            "join_game",
+            "restart_game",
+            "leave_game",
+            "save_replay",
+            "unsupported",
+            "empty",
+            "action",
+            "action",
+        ]
     kind = draw(st.sampled_from(kinds))
     if kind == "step":
         count = draw(st.integers(0, 16) if tame else STEP_COUNT)
@@ -200,7 +252,8 @@ def requests(draw, tame=False) -> sc_pb.Request:
     elif kind == "action":
         req.action.SetInParent()
         req.action.actions.extend(
-            draw(st.lists(st.just(sc_pb.Action()) if tame else actions(), max_size=3)))
+            draw(st.lists(st.just(sc_pb.Action()) if tame else actions(), max_size=3))
+        )
     elif kind == "data":
         for field in sc_pb.RequestData.DESCRIPTOR.fields:
             setattr(req.data, field.name, draw(st.booleans()))
@@ -218,6 +271,9 @@ def requests(draw, tame=False) -> sc_pb.Request:
 
 
 # No "explain" phase: it re-runs a failing example ~200 times against the server.
-FUZZ = settings(deadline=None, database=None,
-                phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    deadline=None,
+    database=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)

@@ -3,16 +3,16 @@ and the scripted agents playing them through the real protocol."""
 
 import numpy as np
 import pytest
-from tests.pysc2_helpers import make_env, play
 from s2clientprotocol import common_pb2, error_pb2
 
-from sc2dask.emulator import commands, economy, observe
+from sc2dask.emulator import commands, observe
 from sc2dask.emulator import gamedata as gd
 from sc2dask.emulator.maps import scenario_for
 from sc2dask.emulator.units import Owner
 from sc2dask.emulator.world import World
 from sc2dask.game import scripted_agents
 from sc2dask.game.pysc2lib import actions, features, random_agent, sc2_env
+from tests.pysc2_helpers import make_env, play
 
 F, RAW = actions.FUNCTIONS, actions.RAW_FUNCTIONS
 
@@ -23,10 +23,12 @@ class Game:
     def __init__(self, map_name, seed=1, **aif_kw):
         self.world = World(scenario_for(map_name), seed=seed)
         aif = features.AgentInterfaceFormat(
-            feature_dimensions=features.Dimensions(screen=64, minimap=64), **aif_kw)
+            feature_dimensions=features.Dimensions(screen=64, minimap=64), **aif_kw
+        )
         self.options = sc2_env.SC2Env._get_interface(aif, False)
-        info = observe.game_info(self.world, f"mini_games/{map_name}.SC2Map", self.options,
-                                 common_pb2.Terran)
+        info = observe.game_info(
+            self.world, f"mini_games/{map_name}.SC2Map", self.options, common_pb2.Terran
+        )
         self.feats = features.features_from_game_info(info, agent_interface_format=aif)
 
     def obs(self):
@@ -42,12 +44,17 @@ class Game:
     def screen(self, x, y):
         """The screen pixel over world (x, y)."""
         from sc2dask.emulator.geometry import screen_geometry
-        return list(screen_geometry(self.options.feature_layer, self.world.camera)
-                    .world_to_screen(x, y))
+
+        return list(
+            screen_geometry(self.options.feature_layer, self.world.camera).world_to_screen(x, y)
+        )
 
     def units(self, unit_type, owner=None):
-        return [u for u in self.world.units.values() if u.type is unit_type
-                and (owner is None or u.owner == owner)]
+        return [
+            u
+            for u in self.world.units.values()
+            if u.type is unit_type and (owner is None or u.owner == owner)
+        ]
 
 
 def _field_nearest(game, x, y):
@@ -152,11 +159,13 @@ def test_a_refinery_is_built_on_a_geyser_and_its_builder_mines_four_gas_a_trip()
     geyser = min(game.units(gd.VESPENE_GEYSER), key=lambda g: g.distance_to(29.5, 28.5))
     scv = game.units(gd.SCV)[0]
     game.world.select([scv.tag])
-    assert game.act(F.Harvest_Gather_screen("now", game.screen(geyser.x, geyser.y))) == \
-        error_pb2.MustBuildRefineryFirst
+    assert (
+        game.act(F.Harvest_Gather_screen("now", game.screen(geyser.x, geyser.y)))
+        == error_pb2.MustBuildRefineryFirst
+    )
     assert game.act(F.Build_Refinery_screen("now", game.screen(geyser.x, geyser.y))) == 1
     game.world.step(16 * 10)
-    refinery, = game.units(gd.REFINERY)
+    (refinery,) = game.units(gd.REFINERY)
     assert game.world.minerals == 200 - 75 and not refinery.finished
     assert geyser.tag not in game.world.units and refinery.contents == gd.VESPENE_GEYSER.contents
     game.world.step(gd.REFINERY.build_loops)
@@ -174,7 +183,7 @@ def test_a_refinery_is_built_on_a_geyser_and_its_builder_mines_four_gas_a_trip()
 def test_training_pays_at_once_queues_five_and_counts_supply_in_production():
     game = Game("CollectMineralsAndGas")
     game.world.minerals = 1000
-    cc, = game.units(gd.COMMAND_CENTER)
+    (cc,) = game.units(gd.COMMAND_CENTER)
     game.world.select([cc.tag])
     for _ in range(5):
         assert game.act(F.Train_SCV_quick("now")) == 1
@@ -197,7 +206,7 @@ def test_supply_and_tech_decide_what_is_available():
     game.world.minerals = 1000
     for i in range(3):  # 15/15
         game.world.spawn(gd.SCV, Owner.AGENT, 35.0, 22.0 + i)
-    cc, = game.units(gd.COMMAND_CENTER)
+    (cc,) = game.units(gd.COMMAND_CENTER)
     game.world.select([cc.tag])
     assert F.Train_SCV_quick.id not in game.obs()["available_actions"]
     assert commands.command(game.world, [cc], gd.TRAIN_SCV.ability_id) == error_pb2.NotEnoughFood
@@ -219,12 +228,18 @@ def test_placement_follows_the_grid_resources_and_structures():
     scv = game.units(gd.SCV)[0]
     field = _field_nearest(game, 24, 28)
     game.world.select([scv.tag])
-    assert game.act(F.Build_SupplyDepot_screen("now", game.screen(field.x, field.y))) == \
-        error_pb2.CantBuildLocationInvalid
-    assert game.act(F.Build_SupplyDepot_screen("now", game.screen(29.5, 28.5))) == \
-        error_pb2.CantBuildLocationInvalid  # on the command center
-    assert game.act(F.Build_CommandCenter_screen("now", game.screen(37.5, 28.5))) == \
-        error_pb2.CantBuildTooCloseToResources
+    assert (
+        game.act(F.Build_SupplyDepot_screen("now", game.screen(field.x, field.y)))
+        == error_pb2.CantBuildLocationInvalid
+    )
+    assert (
+        game.act(F.Build_SupplyDepot_screen("now", game.screen(29.5, 28.5)))
+        == error_pb2.CantBuildLocationInvalid
+    )  # on the command center
+    assert (
+        game.act(F.Build_CommandCenter_screen("now", game.screen(37.5, 28.5)))
+        == error_pb2.CantBuildTooCloseToResources
+    )
     obs = game.obs()
     x, y = game.screen(29.5, 28.5)
     assert obs["feature_screen"].buildable[y, x] == 0 and obs["feature_screen"].pathable[y, x] == 0
@@ -239,7 +254,7 @@ def test_an_interrupted_structure_waits_and_a_right_click_resumes_it():
     game.world.select([scv.tag])
     game.act(F.Build_SupplyDepot_screen("now", game.screen(36, 24)))
     game.world.step(16 * 8)
-    depot, = game.units(gd.SUPPLY_DEPOT)
+    (depot,) = game.units(gd.SUPPLY_DEPOT)
     game.act(F.Move_screen("now", game.screen(40, 34)))
     progress = depot.build_progress
     game.world.step(100)
@@ -253,7 +268,7 @@ def test_an_interrupted_structure_waits_and_a_right_click_resumes_it():
 def test_rallied_workers_mine_and_idle_workers_can_be_selected_in_every_mode():
     game = Game("CollectMineralsAndGas")
     game.world.minerals = 100
-    cc, = game.units(gd.COMMAND_CENTER)
+    (cc,) = game.units(gd.COMMAND_CENTER)
     field = _field_nearest(game, 24, 28)
     game.world.select([cc.tag])
     assert game.act(F.Rally_Workers_screen("now", game.screen(field.x, field.y))) == 1
@@ -274,14 +289,19 @@ def test_rallied_workers_mine_and_idle_workers_can_be_selected_in_every_mode():
 
 def test_a_box_selects_structures_only_when_it_holds_no_unit():
     game = Game("CollectMineralsAndGas")
-    cc, = game.units(gd.COMMAND_CENTER)
+    (cc,) = game.units(gd.COMMAND_CENTER)
     corner = game.screen(cc.x - 1, cc.y + 1), game.screen(cc.x + 1, cc.y - 1)
     game.act(F.select_rect("select", *corner))
     assert game.world.selection == [cc.tag]
     assert game.obs()["single_select"][0][0] == gd.COMMAND_CENTER.type_id
     scv = game.units(gd.SCV)[0]
-    game.act(F.select_rect("select", game.screen(min(scv.x, cc.x) - 1, cc.y + 3),
-                           game.screen(max(scv.x, cc.x) + 1, cc.y - 3)))
+    game.act(
+        F.select_rect(
+            "select",
+            game.screen(min(scv.x, cc.x) - 1, cc.y + 3),
+            game.screen(max(scv.x, cc.x) + 1, cc.y - 3),
+        )
+    )
     assert cc.tag not in game.world.selection and scv.tag in game.world.selection
 
 
@@ -297,7 +317,7 @@ def test_raw_actions_gather_and_build():
     assert game.world.stats.collected_minerals > 0 and game.units(gd.SUPPLY_DEPOT)
     raw = {u.tag: u for u in observe.observe(game.world, game.options).observation.raw_data.units}
     assert raw[field.tag].mineral_contents == field.contents < gd.MINERAL_FIELD.contents
-    cc, = game.units(gd.COMMAND_CENTER)
+    (cc,) = game.units(gd.COMMAND_CENTER)
     assert raw[cc.tag].ideal_harvesters == 16 and raw[cc.tag].assigned_harvesters == 1
 
 
@@ -305,21 +325,22 @@ def test_raw_actions_gather_and_build():
 
 
 @pytest.mark.usefixtures("sc2path")
-@pytest.mark.parametrize("map_name, minimum", [("CollectMineralsAndGas", 3000),
-                                               ("BuildMarines", 25)])
+@pytest.mark.parametrize(
+    "map_name, minimum", [("CollectMineralsAndGas", 3000), ("BuildMarines", 25)]
+)
 def test_the_scripted_agents_build_an_economy_and_random_play_does_not(map_name, minimum):
     """SC2LE's FullyConv scores 3,978 on CollectMineralsAndGas and humans about 138 on
     BuildMarines; random play about 12 and below 1 (benchmarks/bench_fidelity.py)."""
     np.random.seed(4)
     with make_env(map_name, screen=32, minimap=32, random_seed=21) as env:
-        (scripted, _, _), = play(env, getattr(scripted_agents, map_name)(), episodes=1)
-        (randomly, _, _), = play(env, random_agent.RandomAgent(), episodes=1)
+        ((scripted, _, _),) = play(env, getattr(scripted_agents, map_name)(), episodes=1)
+        ((randomly, _, _),) = play(env, random_agent.RandomAgent(), episodes=1)
     assert scripted >= minimum and randomly < minimum / 10, (scripted, randomly)
 
 
 def test_a_lifted_command_center_flies_takes_no_cargo_and_lands_where_it_fits():
     game = Game("CollectMineralsAndGas")
-    cc, = game.units(gd.COMMAND_CENTER)
+    (cc,) = game.units(gd.COMMAND_CENTER)
     scv = game.units(gd.SCV)[0]
     field = _field_nearest(game, 23, 28.5)
     game.world.select([scv.tag])
@@ -330,8 +351,10 @@ def test_a_lifted_command_center_flies_takes_no_cargo_and_lands_where_it_fits():
     game.world.step(16 * 20)
     assert game.world.stats.collected_minerals == 0  # nowhere to bring the load
     game.world.select([cc.tag])
-    assert game.act(F.Land_screen("now", game.screen(27.5, 28.5))) == \
-        error_pb2.CantBuildTooCloseToResources  # 2 cells from the fields
+    assert (
+        game.act(F.Land_screen("now", game.screen(27.5, 28.5)))
+        == error_pb2.CantBuildTooCloseToResources
+    )  # 2 cells from the fields
     assert game.act(F.Land_screen("now", game.screen(34.5, 27.5))) == 1
     game.world.step(16 * 10)
     assert cc.type is gd.COMMAND_CENTER and (cc.x, cc.y) == (34.5, 27.5)

@@ -7,9 +7,9 @@ from s2clientprotocol import common_pb2
 from s2clientprotocol import sc2api_pb2 as sc_pb
 
 from sc2dask.emulator import observe, static_data
+from sc2dask.emulator.gamedata import MARINE, UNIT_TYPES, ZERGLING
 from sc2dask.emulator.geometry import screen_geometry
 from sc2dask.emulator.maps import scenario_for
-from sc2dask.emulator.gamedata import MARINE, UNIT_TYPES, ZERGLING
 from sc2dask.emulator.units import Order, Owner
 from sc2dask.emulator.world import World
 from sc2dask.game.pysc2lib import PACKAGE_NAME, features, sc2_env
@@ -23,7 +23,8 @@ def _env(map_name, screen=64, minimap=64, seed=1, **aif_kw):
     """A World plus the options and Features pysc2 would build for it."""
     world = World(scenario_for(map_name), seed=seed)
     aif = features.AgentInterfaceFormat(
-        feature_dimensions=features.Dimensions(screen=screen, minimap=minimap), **aif_kw)
+        feature_dimensions=features.Dimensions(screen=screen, minimap=minimap), **aif_kw
+    )
     options = sc2_env.SC2Env._get_interface(aif, False)
     info = observe.game_info(world, f"mini_games/{map_name}.SC2Map", options, common_pb2.Terran)
     feats = features.features_from_game_info(info, agent_interface_format=aif)
@@ -117,15 +118,28 @@ def test_action_errors_are_reported():
 
 
 def test_static_data_loads_in_pysc2_and_covers_offered_abilities():
-    request = sc_pb.RequestData(ability_id=True, unit_type_id=True, upgrade_id=True,
-                                buff_id=True, effect_id=True)
+    request = sc_pb.RequestData(
+        ability_id=True, unit_type_id=True, upgrade_id=True, buff_id=True, effect_id=True
+    )
     data = pysc2_static_data.StaticData(static_data.static_data(request))
     assert data.units[MARINE.type_id] == "Marine"
     assert data.unit_stats[MARINE.type_id].movement_speed > 0
     # Attack, Move, Patrol, Hold, Stop; Gather, Return, Rally units, Rally workers, Lift,
     # Land and Cancel last.
-    assert data.general_abilities == {3674, 3794, 3795, 3793, 3665, 3666, 3667, 3673, 3690,
-                                      3679, 3678, 3671}
+    assert data.general_abilities == {
+        3674,
+        3794,
+        3795,
+        3793,
+        3665,
+        3666,
+        3667,
+        3673,
+        3690,
+        3679,
+        3678,
+        3671,
+    }
     for unit_type in UNIT_TYPES.values():
         for ability in static_data.unit_abilities(unit_type):
             assert ability.ability_id in data.abilities

@@ -15,7 +15,12 @@ from tests.emulator.checked_client import Status, create_game, enter, interface,
 from tests.emulator.request_strategies import FUZZ, interface_options, requests
 
 TAG_PREFIXES = [bytes([(number << 3) | 2]) for number in range(1, 16)] + [
-    b"\xa2\x01", b"\xaa\x01", b"\xfa\x06", b"\xc0\x3e", b"\xff\xff\xff\xff\x0f"]
+    b"\xa2\x01",
+    b"\xaa\x01",
+    b"\xfa\x06",
+    b"\xc0\x3e",
+    b"\xff\xff\xff\xff\x0f",
+]
 
 
 def payloads():
@@ -24,10 +29,9 @@ def payloads():
     valid = requests(tame=True).map(lambda r: r.SerializeToString())
     return st.one_of(
         st.binary(max_size=256),
-        st.tuples(valid, st.integers(0, 64)).map(lambda t: t[0][:t[1]]),
+        st.tuples(valid, st.integers(0, 64)).map(lambda t: t[0][: t[1]]),
         st.tuples(valid, st.binary(min_size=1, max_size=32)).map(lambda t: t[0] + t[1]),
-        st.tuples(st.sampled_from(TAG_PREFIXES), st.binary(max_size=64)).map(
-            lambda t: t[0] + t[1]),
+        st.tuples(st.sampled_from(TAG_PREFIXES), st.binary(max_size=64)).map(lambda t: t[0] + t[1]),
     )
 
 
@@ -55,11 +59,15 @@ def test_arbitrary_bytes_get_a_response_and_the_emulator_keeps_serving(host):
 
 
 @settings(FUZZ, max_examples=100)
-@given(start=st.sampled_from(["launched", "init_game", "in_game"]),
-       map_name=st.sampled_from(sorted(SCENARIOS)), options=interface_options(),
-       sequence=st.lists(requests(), min_size=1, max_size=6))
+@given(
+    start=st.sampled_from(["launched", "init_game", "in_game"]),
+    map_name=st.sampled_from(sorted(SCENARIOS)),
+    options=interface_options(),
+    sequence=st.lists(requests(), min_size=1, max_size=6),
+)
 def test_wild_requests_in_any_order_get_a_response_and_the_emulator_keeps_serving(
-        host, start, map_name, options, sequence):
+    host, start, map_name, options, sequence
+):
     """Structurally valid Requests with wild values, from any state, one game each."""
     with host.client() as client:
         if start != "launched":
@@ -75,15 +83,19 @@ def test_wild_requests_in_any_order_get_a_response_and_the_emulator_keeps_servin
 
 # Known crashers the fuzzing above finds, pinned down one by one. Each join_game must
 # either be refused with ResponseJoinGame.error or give observations of the asked size.
-@pytest.mark.parametrize("screen, minimap, width", [
-    ((0, 0), (64, 64), 24.0),
-    ((64, 64), (0, 0), 24.0),
-    ((0, 5), (5, 0), 24.0),
-    ((1, 7), (7, 1), 24.0),
-    ((64, 64), (64, 64), math.nan),
-    ((64, 64), (64, 64), math.inf),
-    ((64, 64), (64, 64), -24.0),
-], ids=["screen-0x0", "minimap-0x0", "0x5", "1x7", "width-nan", "width-inf", "width-negative"])
+@pytest.mark.parametrize(
+    "screen, minimap, width",
+    [
+        ((0, 0), (64, 64), 24.0),
+        ((64, 64), (0, 0), 24.0),
+        ((0, 5), (5, 0), 24.0),
+        ((1, 7), (7, 1), 24.0),
+        ((64, 64), (64, 64), math.nan),
+        ((64, 64), (64, 64), math.inf),
+        ((64, 64), (64, 64), -24.0),
+    ],
+    ids=["screen-0x0", "minimap-0x0", "0x5", "1x7", "width-nan", "width-inf", "width-negative"],
+)
 def test_odd_feature_layer_options_are_refused_or_served(host, screen, minimap, width):
     with host.client() as client:
         enter(client, "init_game")
@@ -94,10 +106,14 @@ def test_odd_feature_layer_options_are_refused_or_served(host, screen, minimap, 
             return
         obs = observe(client)
         layers = obs.feature_layer_data
-        assert (layers.renders.player_relative.size.x,
-                layers.renders.player_relative.size.y) in (screen, (0, 0))
-        assert (layers.minimap_renders.player_relative.size.x,
-                layers.minimap_renders.player_relative.size.y) in (minimap, (0, 0))
+        assert (layers.renders.player_relative.size.x, layers.renders.player_relative.size.y) in (
+            screen,
+            (0, 0),
+        )
+        assert (
+            layers.minimap_renders.player_relative.size.x,
+            layers.minimap_renders.player_relative.size.y,
+        ) in (minimap, (0, 0))
         client.call(step=sc_pb.RequestStep(count=8))
         client.call(observation=sc_pb.RequestObservation())
         assert client.status == Status.in_game
@@ -113,24 +129,34 @@ def test_a_tiny_screen_width_is_handled(host):
 
 
 @pytest.mark.parametrize("map_name", ["FindAndDefeatZerglings", "MoveToBeacon"])
-@pytest.mark.parametrize("target", [(math.nan, 30.0), (math.inf, -math.inf), (1e30, -1e30)],
-                         ids=["nan", "inf", "huge"])
+@pytest.mark.parametrize(
+    "target", [(math.nan, 30.0), (math.inf, -math.inf), (1e30, -1e30)], ids=["nan", "inf", "huge"]
+)
 def test_raw_commands_to_non_finite_points_are_harmless(host, map_name, target):
     """Raw camera moves and raw moves to any world point: the game goes on."""
     with host.client() as client:
         enter(client, "in_game", map_name, options=interface(raw=True))
         units = observe(client).raw_data.units
         own = [u.tag for u in units if u.alliance == raw_pb2.Self]
-        camera = raw_pb2.ActionRaw(camera_move=raw_pb2.ActionRawCameraMove(
-            center_world_space=common_pb2.Point(x=target[0], y=target[1])))
-        move = raw_pb2.ActionRaw(unit_command=raw_pb2.ActionRawUnitCommand(
-            ability_id=16, unit_tags=own,
-            target_world_space_pos=common_pb2.Point2D(x=target[0], y=target[1])))
-        client.call(action=sc_pb.RequestAction(actions=[sc_pb.Action(action_raw=camera),
-                                                        sc_pb.Action(action_raw=move)]))
+        camera = raw_pb2.ActionRaw(
+            camera_move=raw_pb2.ActionRawCameraMove(
+                center_world_space=common_pb2.Point(x=target[0], y=target[1])
+            )
+        )
+        move = raw_pb2.ActionRaw(
+            unit_command=raw_pb2.ActionRawUnitCommand(
+                ability_id=16,
+                unit_tags=own,
+                target_world_space_pos=common_pb2.Point2D(x=target[0], y=target[1]),
+            )
+        )
+        client.call(
+            action=sc_pb.RequestAction(
+                actions=[sc_pb.Action(action_raw=camera), sc_pb.Action(action_raw=move)]
+            )
+        )
         client.call(step=sc_pb.RequestStep(count=8))
         obs = observe(client)
         for unit in obs.raw_data.units:
             assert math.isfinite(unit.pos.x) and math.isfinite(unit.pos.y), unit
         assert math.isfinite(obs.raw_data.player.camera.x)
-

@@ -20,9 +20,15 @@ def test_remote_controller_plays_an_episode_and_restarts(sc2path):
     map_inst = maps.get("MoveToBeacon")
     options = interface(screen=(84, 84), minimap=(64, 64), raw=True)
     with run_config.start(want_rgb=False) as controller:
-        controller.create_game(sc_pb.RequestCreateGame(
-            local_map=sc_pb.LocalMap(map_path=map_inst.path, map_data=map_inst.data(run_config)),
-            player_setup=[sc_pb.PlayerSetup(type=sc_pb.Participant)], random_seed=5))
+        controller.create_game(
+            sc_pb.RequestCreateGame(
+                local_map=sc_pb.LocalMap(
+                    map_path=map_inst.path, map_data=map_inst.data(run_config)
+                ),
+                player_setup=[sc_pb.PlayerSetup(type=sc_pb.Participant)],
+                random_seed=5,
+            )
+        )
         assert controller.status == protocol.Status.init_game
         controller.join_game(sc_pb.RequestJoinGame(race=common_pb2.Terran, options=options))
         assert controller.status == protocol.Status.in_game
@@ -30,7 +36,8 @@ def test_remote_controller_plays_an_episode_and_restarts(sc2path):
         info = controller.game_info()
         assert info.options == options
         assert [(p.player_id, p.type, p.race_requested) for p in info.player_info] == [
-            (1, sc_pb.Participant, common_pb2.Terran)]
+            (1, sc_pb.Participant, common_pb2.Terran)
+        ]
         data = static_data.StaticData(controller.data_raw())
         assert data.units[MARINE] == "Marine"
         assert data.abilities[16].remaps_to_ability_id == 3794  # Move_Move -> Move
@@ -46,10 +53,17 @@ def test_remote_controller_plays_an_episode_and_restarts(sc2path):
         # Earn a point (raw move onto the beacon) so that the restart has a score to reset.
         units = {u.unit_type: u for u in obs.observation.raw_data.units}
         beacon = units[BEACON].pos
-        controller.act(sc_pb.Action(action_raw=raw_pb2.ActionRaw(
-            unit_command=raw_pb2.ActionRawUnitCommand(
-                ability_id=16, unit_tags=[units[MARINE].tag],
-                target_world_space_pos=common_pb2.Point2D(x=beacon.x, y=beacon.y)))))
+        controller.act(
+            sc_pb.Action(
+                action_raw=raw_pb2.ActionRaw(
+                    unit_command=raw_pb2.ActionRawUnitCommand(
+                        ability_id=16,
+                        unit_tags=[units[MARINE].tag],
+                        target_world_space_pos=common_pb2.Point2D(x=beacon.x, y=beacon.y),
+                    )
+                )
+            )
+        )
         while obs.observation.score.score == 0:
             assert obs.observation.game_loop < 400, "the marine never reached the beacon"
             controller.step(8)

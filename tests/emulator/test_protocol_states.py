@@ -3,8 +3,15 @@
 import pytest
 from s2clientprotocol import sc2api_pb2 as sc_pb
 
-from tests.emulator.checked_client import (Status, create_game, describe, enter, interface,
-                                           join_game, observe)
+from tests.emulator.checked_client import (
+    Status,
+    create_game,
+    describe,
+    enter,
+    interface,
+    join_game,
+    observe,
+)
 
 WRONG_STATE = [
     ("launched", "step", sc_pb.Request(step=sc_pb.RequestStep(count=8))),
@@ -25,8 +32,11 @@ WRONG_STATE = [
 ]
 
 
-@pytest.mark.parametrize("state, kind, request_", WRONG_STATE,
-                         ids=[f"{kind}-in-{state}" for state, kind, _ in WRONG_STATE])
+@pytest.mark.parametrize(
+    "state, kind, request_",
+    WRONG_STATE,
+    ids=[f"{kind}-in-{state}" for state, kind, _ in WRONG_STATE],
+)
 def test_a_request_in_the_wrong_state_is_refused_naming_the_state(host, state, kind, request_):
     with host.client() as client:
         enter(client, state)
@@ -55,4 +65,3 @@ def test_join_game_twice_leaves_the_first_game_running(host):
         obs = observe(client)
         assert obs.game_loop == 16
         assert obs.feature_layer_data.renders.player_relative.size.x == 64  # first options
-

@@ -37,8 +37,11 @@ def reap_emulators():
 
 def make_env(map_name, **aif):
     aif.setdefault("feature_dimensions", features.Dimensions(screen=64, minimap=64))
-    return sc2_env.SC2Env(map_name=map_name, players=[sc2_env.Agent(sc2_env.Race.terran)],
-                          agent_interface_format=sc2_env.AgentInterfaceFormat(**aif))
+    return sc2_env.SC2Env(
+        map_name=map_name,
+        players=[sc2_env.Agent(sc2_env.Race.terran)],
+        agent_interface_format=sc2_env.AgentInterfaceFormat(**aif),
+    )
 
 
 @settings(FUZZ, max_examples=30)
@@ -46,9 +49,12 @@ def make_env(map_name, **aif):
 def test_create_game_with_an_unknown_map_path_lists_the_supported_maps(host, map_path):
     assume(os.path.splitext(os.path.basename(map_path))[0] not in SCENARIOS)
     with host.client() as client:
-        response = client.call(create_game=sc_pb.RequestCreateGame(
-            local_map=sc_pb.LocalMap(map_path=map_path),
-            player_setup=[sc_pb.PlayerSetup(type=sc_pb.Participant)]))
+        response = client.call(
+            create_game=sc_pb.RequestCreateGame(
+                local_map=sc_pb.LocalMap(map_path=map_path),
+                player_setup=[sc_pb.PlayerSetup(type=sc_pb.Participant)],
+            )
+        )
         assert response.create_game.error == sc_pb.ResponseCreateGame.InvalidMapPath
         for supported in SCENARIOS:
             assert supported in response.create_game.error_details
@@ -61,8 +67,11 @@ def test_create_game_with_an_unknown_map_path_lists_the_supported_maps(host, map
 @pytest.mark.usefixtures("sc2path", "reap_emulators")
 def test_sc2env_with_rgb_rendering_fails_with_a_message_about_rgb():
     with pytest.raises(remote_controller.RequestError) as err:
-        make_env("MoveToBeacon", feature_dimensions=None,
-                 rgb_dimensions=features.Dimensions(screen=64, minimap=64)).close()
+        make_env(
+            "MoveToBeacon",
+            feature_dimensions=None,
+            rgb_dimensions=features.Dimensions(screen=64, minimap=64),
+        ).close()
     assert "FeatureUnsupported" in str(err.value) and "RGB" in str(err.value)
 
 
@@ -110,4 +119,3 @@ def test_empty_and_unsupported_requests_are_refused_and_serving_goes_on(host, st
         if state == "in_game":
             client.call(step=sc_pb.RequestStep(count=1))
             assert observe(client).game_loop == 1
-

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from s2clientprotocol import sc2api_pb2 as sc_pb
 
+from sc2dask.emulator.gamedata import ZERGLING
 from sc2dask.emulator.geometry import screen_geometry
 from sc2dask.emulator.maps import scenario_for
 from sc2dask.emulator.render import MINIMAP_BPP, SCREEN_BPP, render_feature_layers
-from sc2dask.emulator.gamedata import ZERGLING
 from sc2dask.emulator.units import Alliance, Owner
 from sc2dask.emulator.world import World
 from sc2dask.game.pysc2lib import features
@@ -26,9 +26,11 @@ def _decode(world, fl):
     """{'screen': {name: array}, 'minimap': {...}} via pysc2's Feature.unpack."""
     obs = sc_pb.Observation()
     obs.feature_layer_data.CopyFrom(render_feature_layers(world, fl))
-    return {"screen": {f.name: f.unpack(obs) for f in features.SCREEN_FEATURES},
-            "minimap": {f.name: f.unpack(obs) for f in features.MINIMAP_FEATURES},
-            "proto": obs.feature_layer_data}
+    return {
+        "screen": {f.name: f.unpack(obs) for f in features.SCREEN_FEATURES},
+        "minimap": {f.name: f.unpack(obs) for f in features.MINIMAP_FEATURES},
+        "proto": obs.feature_layer_data,
+    }
 
 
 def test_marine_and_beacon_drawn_where_pysc2_puts_them():
@@ -76,8 +78,10 @@ def test_odd_sizes_pack_exact_byte_counts():
     world = World(scenario_for("MoveToBeacon"), seed=2)
     fl = _setup(screen=(33, 17), minimap=(13, 11), allow_cheating_layers=True)
     proto = render_feature_layers(world, fl)
-    for layers, (w, h), depths in ((proto.renders, (33, 17), SCREEN_BPP),
-                                   (proto.minimap_renders, (13, 11), MINIMAP_BPP)):
+    for layers, (w, h), depths in (
+        (proto.renders, (33, 17), SCREEN_BPP),
+        (proto.minimap_renders, (13, 11), MINIMAP_BPP),
+    ):
         for name, bpp in depths.items():
             assert len(getattr(layers, name).data) == math.ceil(w * h * bpp / 8), name
     assert proto.minimap_renders.unit_type.bits_per_pixel == 32
@@ -152,6 +156,7 @@ def test_the_largest_zoom_renders_within_bounded_memory():
     """1024 pixels over one world unit (the limits the emulator accepts) makes every disc
     wider than the screen; drawing them all in one window each took about a gigabyte."""
     import tracemalloc
+
     world = World(scenario_for("DefeatZerglingsAndBanelings"), seed=2)
     unit = next(u for u in world.units.values() if u.alliance == Alliance.SELF)
     world.camera = (unit.x, unit.y)  # the screen shows one world unit around this marine

@@ -14,7 +14,6 @@ from s2clientprotocol import sc2api_pb2 as sc_pb
 from sc2dask.emulator.install import EXECUTABLE
 from sc2dask.game import install_emulator
 from sc2dask.game.pysc2lib import remote_controller
-
 from tests.emulator_process import PYSC2_FLAGS, connect, emulator, free_port
 
 UNKNOWN_FLAGS = ["-unknownFlag", "value", "-anotherUnknownSwitch"]  # the game ignores these
@@ -102,10 +101,22 @@ def test_a_launched_game_exits_when_its_owner_dies(tmp_path):
     """A SIGKILLed Dask worker cannot quit its games; they must not run on, orphaned."""
     launcher = install_emulator(tmp_path / "StarCraftII") / EXECUTABLE
     owner = subprocess.run(  # starts the game, prints its pid, and dies at once
-        [sys.executable, "-c", "import subprocess, sys; p = subprocess.Popen(sys.argv[1:], "
-         "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); print(p.pid)",
-         str(launcher), "-listen", "127.0.0.1", "-port", str(free_port())],
-        capture_output=True, text=True, timeout=60, check=True)
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys; p = subprocess.Popen(sys.argv[1:], "
+            "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); print(p.pid)",
+            str(launcher),
+            "-listen",
+            "127.0.0.1",
+            "-port",
+            str(free_port()),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     game = psutil.Process(int(owner.stdout))
     try:
         game.wait(timeout=20)  # raises TimeoutExpired if it runs on (no exit code: not our child)
@@ -149,7 +160,10 @@ def test_a_busy_port_is_reported_and_exits_1():
         port = busy.getsockname()[1]
         result = subprocess.run(
             [sys.executable, "-m", "sc2dask.emulator", "-listen", "127.0.0.1", "-port", str(port)],
-            capture_output=True, text=True, timeout=30)
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
     assert result.returncode == 1
     assert f"Cannot listen on 127.0.0.1:{port}" in result.stderr
     assert "Traceback" not in result.stderr
@@ -162,6 +176,7 @@ def _ping(ws, id=1):
 
 def test_a_request_beyond_the_size_limit_closes_that_client_only():
     from sc2dask.emulator.server import MAX_MESSAGE_BYTES
+
     with emulator() as (proc, port):
         ws = connect(port)
         ws.send(b"\0" * (MAX_MESSAGE_BYTES + 1))

@@ -35,14 +35,16 @@ def fake_real_game(directory: Path) -> Path:
 
 # --- install_emulator() -------------------------------------------------------------------------
 
+
 def test_layout_passes_pysc2s_own_run_config(env, tmp_path):
     root = install_emulator(tmp_path / "StarCraftII")
     env.setenv("SC2PATH", str(root))
     run_config = run_configs.get()
     assert run_config.data_dir == str(root)
     assert {"latest", "4.10.0"} <= set(run_config.get_versions())
-    exec_path = Path(run_config.data_dir, f"Versions/Base{run_config.version.build_version:05d}",
-                     "SC2_x64")
+    exec_path = Path(
+        run_config.data_dir, f"Versions/Base{run_config.version.build_version:05d}", "SC2_x64"
+    )
     assert exec_path.is_file() and os.access(exec_path, os.X_OK)
     shipped = Path(MAPS_DIR, "mini_games", "MoveToBeacon.SC2Map").read_bytes()
     assert maps.get("MoveToBeacon").data(run_config) == shipped
@@ -56,22 +58,26 @@ def test_launcher_execs_this_hosts_python_with_the_emulator(tmp_path):
     assert script.startswith("#!/bin/sh\n") and MARKER in script
     assert sys.executable not in script  # the same on every node of a shared folder
     mine = (root / LAUNCHERS / f"{socket.gethostname()}.sh").read_text()
-    assert (f'exec {sys.executable} -m sc2dask.emulator -quiet -exitWithParent '
-            f'"${{SC2DASK_GAME_PARENT:-$PPID}}" "$@"' in mine)
-    help_text = subprocess.run([str(launcher), "-h"], capture_output=True, text=True,
-                               timeout=60, check=True).stdout
+    assert (
+        f"exec {sys.executable} -m sc2dask.emulator -quiet -exitWithParent "
+        f'"${{SC2DASK_GAME_PARENT:-$PPID}}" "$@"' in mine
+    )
+    help_text = subprocess.run(
+        [str(launcher), "-h"], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
     assert "-listen" in help_text and "-port" in help_text
 
 
 def test_a_folder_shared_by_nodes_keeps_each_hosts_launcher(tmp_path):
     root = install_emulator(tmp_path)
     other = root / LAUNCHERS / "node-with-another-python.sh"
-    other.write_text("#!/bin/sh\nexec /elsewhere/python -m sc2dask.emulator \"$@\"\n")
+    other.write_text('#!/bin/sh\nexec /elsewhere/python -m sc2dask.emulator "$@"\n')
     install_emulator(tmp_path)
     assert "/elsewhere/python" in other.read_text()  # another node's is left alone
     (root / LAUNCHERS / f"{socket.gethostname()}.sh").unlink()
-    done = subprocess.run([str(root / EXECUTABLE), "-h"], capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run(
+        [str(root / EXECUTABLE), "-h"], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 1 and "no launcher for host" in done.stderr
     assert "sc2dask emulator install" in done.stderr
 
@@ -90,7 +96,9 @@ def test_install_is_idempotent_and_repairs_stale_parts(tmp_path):
     launcher, link = root / LAUNCHERS / f"{socket.gethostname()}.sh", root / "Maps" / "mini_games"
     first = launcher.stat().st_mtime_ns
     assert install_emulator(tmp_path) == root and launcher.stat().st_mtime_ns == first
-    launcher.write_text(f'#!/bin/sh\n{MARKER}\nexec /old/venv/bin/python -m sc2dask.emulator "$@"\n')
+    launcher.write_text(
+        f'#!/bin/sh\n{MARKER}\nexec /old/venv/bin/python -m sc2dask.emulator "$@"\n'
+    )
     link.unlink()
     link.symlink_to(tmp_path / "elsewhere")
     install_emulator(tmp_path)
@@ -118,6 +126,7 @@ def test_is_emulator_install_tells_the_launcher_from_a_real_game(tmp_path):
 
 
 # --- find_game() and make_env() --------------------------------------------------------
+
 
 def test_emulator_is_laid_out_when_no_game_is_installed(env, tmp_path):
     env.setenv("SC2DASK_EMULATOR_DIR", str(tmp_path / "emu"))
@@ -174,6 +183,7 @@ def test_make_env_plays_the_emulator_with_the_defaults(env, tmp_path):
 
 
 # --- the command line ------------------------------------------------------------------
+
 
 def test_cli_emulator_install_prints_the_export_line(tmp_path, capsys):
     assert cli.main(["emulator", "install", str(tmp_path / "sc2")]) == 0

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from sc2dask.monitoring.telemetry import training_page_link
 from sc2dask import train
+from sc2dask.monitoring.telemetry import training_page_link
 from tests.waiting import wait_until
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -20,14 +20,23 @@ CHROMEDRIVER = shutil.which("chromedriver")
 pytestmark = [
     pytest.mark.cluster,
     pytest.mark.usefixtures("sc2path"),
-    pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
-                       reason="needs Chromium and its WebDriver (Debian: apt-get install "
-                              "chromium chromium-driver; ./run-tests.sh does it as root)"),
+    pytest.mark.skipif(
+        not (CHROMIUM and CHROMEDRIVER),
+        reason="needs Chromium and its WebDriver (Debian: apt-get install "
+        "chromium chromium-driver; ./run-tests.sh does it as root)",
+    ),
 ]
 TINY = dict(action_set="move", screen=16, minimap=16)
-FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-         "--disable-background-networking", "--disable-extensions", "--no-first-run",
-         "--window-size=1600,1200")
+FLAGS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-extensions",
+    "--no-first-run",
+    "--window-size=1600,1200",
+)
 # The length of a column of a named data source in the page's Bokeh document (-1: none yet).
 COLUMN_LENGTH_JS = """
 const [source, column] = arguments;
@@ -44,6 +53,7 @@ return values ? values.length : -1;
 def browser():
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
+
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for flag in FLAGS:
@@ -68,23 +78,30 @@ def test_training_page_in_chromium_shows_live_data(client, browser):
 
     handle = train(client=client, envs=2, max_steps=20_000, agent_overrides=TINY)
     try:
-        wait_until(lambda: handle.progress.updates >= 3 or not handle.running,
-                   what="3 updates")
+        wait_until(lambda: handle.progress.updates >= 3 or not handle.running, what="3 updates")
         assert handle.progress.updates >= 3, "training did not start"
         browser.get(training_page_link(client))
         wait = WebDriverWait(browser, 120, poll_frequency=0.5)
-        wait.until(lambda _: length("sc2dask-rows", "agent_steps") >= 3
-                   and length("sc2dask-instances", "sc2_pid") == 2,
-                   message="the page's plots got no rows or instances")
+        wait.until(
+            lambda _: (
+                length("sc2dask-rows", "agent_steps") >= 3
+                and length("sc2dask-instances", "sc2_pid") == 2
+            ),
+            message="the page's plots got no rows or instances",
+        )
         rows = length("sc2dask-rows", "agent_steps")
-        wait.until(lambda _: length("sc2dask-rows", "agent_steps") > rows + 3,
-                   message="the page did not receive new updates while training ran")
+        wait.until(
+            lambda _: length("sc2dask-rows", "agent_steps") > rows + 3,
+            message="the page did not receive new updates while training ran",
+        )
         assert length("sc2dask-workers", "steps_per_s") == 2
         summary = browser.execute_script(
-            "return Bokeh.documents[0].get_model_by_name('sc2dask-summary').text")
+            "return Bokeh.documents[0].get_model_by_name('sc2dask-summary').text"
+        )
         assert "MoveToBeacon" in summary and "agent steps" in summary
         rendered = browser.execute_script(
-            "return Bokeh.documents[0].all_models.size ?? Bokeh.documents[0]._all_models.size")
+            "return Bokeh.documents[0].all_models.size ?? Bokeh.documents[0]._all_models.size"
+        )
         assert rendered > 20  # figures, glyphs, axes and the table arrived in the browser
         screenshot = artifacts() / "training-page.png"
         assert browser.save_screenshot(str(screenshot))

@@ -10,15 +10,20 @@ from bokeh.client import pull_session
 from distributed import Client
 from prometheus_client.parser import text_string_to_metric_families
 
-from sc2dask.monitoring.telemetry import PAGE, TRAINING_TOPIC, TrainingPublisher, training_page_link
 from sc2dask import train
+from sc2dask.monitoring.telemetry import PAGE, TRAINING_TOPIC, TrainingPublisher, training_page_link
 from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.usefixtures("sc2path"), pytest.mark.cluster]
 TINY = dict(action_set="move", screen=16, minimap=16)
-INDIVIDUAL = ["individual-sc2dask-training", "individual-sc2dask-score",
-              "individual-sc2dask-steps", "individual-sc2dask-version",
-              "individual-sc2dask-bytes", "individual-sc2dask-instances"]
+INDIVIDUAL = [
+    "individual-sc2dask-training",
+    "individual-sc2dask-score",
+    "individual-sc2dask-steps",
+    "individual-sc2dask-version",
+    "individual-sc2dask-bytes",
+    "individual-sc2dask-instances",
+]
 
 
 def dashboard(client) -> str:
@@ -44,7 +49,7 @@ def scrape(client) -> dict[str, list]:
 
 
 def value(metrics: dict, name: str) -> float:
-    (labels, number), = metrics[name]
+    ((labels, number),) = metrics[name]
     return number
 
 
@@ -53,9 +58,10 @@ def page_data(url: str) -> dict[str, dict]:
     session = pull_session(url=url)
     try:
         doc = session.document
-        return {name: dict(doc.get_model_by_name(name).data)
-                for name in ("sc2dask-rows", "sc2dask-episodes", "sc2dask-workers",
-                             "sc2dask-instances")}
+        return {
+            name: dict(doc.get_model_by_name(name).data)
+            for name in ("sc2dask-rows", "sc2dask-episodes", "sc2dask-workers", "sc2dask-instances")
+        }
     finally:
         session.close()
 
@@ -66,14 +72,23 @@ def test_the_page_and_metrics_follow_a_training_run(client):
         url = training_page_link(client)
         assert url == dashboard(client) + "/" + PAGE
 
-        wait_until(lambda: handle.progress.episodes >= 2 or not handle.running, timeout=300,
-              what="two episodes")
+        wait_until(
+            lambda: handle.progress.episodes >= 2 or not handle.running,
+            timeout=300,
+            what="two episodes",
+        )
 
         def live():
             data = page_data(url)
-            return data if (len(data["sc2dask-rows"]["agent_steps"]) >= 5
-                            and data["sc2dask-episodes"]["score"]
-                            and len(data["sc2dask-instances"]["sc2_pid"]) == 2) else None
+            return (
+                data
+                if (
+                    len(data["sc2dask-rows"]["agent_steps"]) >= 5
+                    and data["sc2dask-episodes"]["score"]
+                    and len(data["sc2dask-instances"]["sc2_pid"]) == 2
+                )
+                else None
+            )
 
         data = wait_until(live, what="rows, episodes and both SC2 instances on the page")
         rows = data["sc2dask-rows"]
@@ -87,15 +102,27 @@ def test_the_page_and_metrics_follow_a_training_run(client):
         assert all(mb > 10 for mb in instances["rss_mb"])  # an emulator is a Python process
         assert sorted(data["sc2dask-workers"]["instances"]) == [1, 1]
 
-        later = wait_until(lambda: (d := page_data(url)) and d["sc2dask-rows"]["agent_steps"][-1]
-                      > rows["agent_steps"][-1] and d, what="the page to show new updates")
+        later = wait_until(
+            lambda: (
+                (d := page_data(url))
+                and d["sc2dask-rows"]["agent_steps"][-1] > rows["agent_steps"][-1]
+                and d
+            ),
+            what="the page to show new updates",
+        )
         assert later["sc2dask-rows"]["update"][-1] > rows["update"][-1]
 
-        metrics = wait_until(lambda: (m := scrape(client)).get("sc2dask_env_steps_per_second")
-                        and all(v > 0 for _, v in m["sc2dask_env_steps_per_second"]) and m,
-                        what="both workers' env steps/s on /metrics")
+        metrics = wait_until(
+            lambda: (
+                (m := scrape(client)).get("sc2dask_env_steps_per_second")
+                and all(v > 0 for _, v in m["sc2dask_env_steps_per_second"])
+                and m
+            ),
+            what="both workers' env steps/s on /metrics",
+        )
         assert {labels["worker"] for labels, _ in metrics["sc2dask_sc2_instances"]} == set(
-            instances["worker"])
+            instances["worker"]
+        )
         assert sum(v for _, v in metrics["sc2dask_sc2_instances"]) == 2
         assert all(v > 2**20 for _, v in metrics["sc2dask_sc2_rss_bytes"])
         assert 0 < value(metrics, "sc2dask_agent_steps_total") <= 20_000
@@ -108,7 +135,7 @@ def test_the_page_and_metrics_follow_a_training_run(client):
         assert staleness == int(staleness)
         assert 0 <= staleness <= value(metrics, "sc2dask_parameter_version")
         assert value(metrics, "sc2dask_bytes_moved_total") > 0
-        (labels, _), = metrics["sc2dask_training_info"]
+        ((labels, _),) = metrics["sc2dask_training_info"]
         assert labels["map"] == "MoveToBeacon" and labels["mode"] == "central"
     finally:
         handle.stop()
@@ -119,10 +146,12 @@ def test_the_page_and_metrics_follow_a_training_run(client):
     assert value(metrics, "sc2dask_updates_total") == summary["updates"]
     assert value(metrics, "sc2dask_episodes_total") == summary["episodes"]
     assert value(metrics, "sc2dask_parameter_version") == summary["version"]
-    assert value(metrics, "sc2dask_episode_score") == pytest.approx(
-        summary["mean_score_last_100"])
-    wait_until(lambda: "sc2dask_sc2_instances" not in scrape(client),
-          timeout=30, what="closed hosts to leave the instance metrics")
+    assert value(metrics, "sc2dask_episode_score") == pytest.approx(summary["mean_score_last_100"])
+    wait_until(
+        lambda: "sc2dask_sc2_instances" not in scrape(client),
+        timeout=30,
+        what="closed hosts to leave the instance metrics",
+    )
 
 
 def test_pages_answer_and_are_listed_in_the_more_menu(client):
@@ -141,12 +170,26 @@ def test_pages_answer_and_are_listed_in_the_more_menu(client):
 def test_malformed_events_are_ignored(client):
     client.log_event(TRAINING_TOPIC, {"rows": "not a run"})
     publisher = TrainingPublisher(client, {"map": "MoveToBeacon", "mode": "async"})
-    publisher.publish({"update": 1, "agent_steps": 64, "wall_s": 0.5, "version": 1,
-                       "staleness": 2, "mean_score_last_100": 3.0, "episodes": 1,
-                       "bytes_moved": 4096, "note": "text is dropped"}, [3.0])
+    publisher.publish(
+        {
+            "update": 1,
+            "agent_steps": 64,
+            "wall_s": 0.5,
+            "version": 1,
+            "staleness": 2,
+            "mean_score_last_100": 3.0,
+            "episodes": 1,
+            "bytes_moved": 4096,
+            "note": "text is dropped",
+        },
+        [3.0],
+    )
     publisher.flush()
-    metrics = wait_until(lambda: (m := scrape(client)).get("sc2dask_agent_steps_total") == [({}, 64)]
-                    and m, timeout=10, what="the published row")
+    metrics = wait_until(
+        lambda: (m := scrape(client)).get("sc2dask_agent_steps_total") == [({}, 64)] and m,
+        timeout=10,
+        what="the published row",
+    )
     assert value(metrics, "sc2dask_gradient_staleness") == 2
     assert value(metrics, "sc2dask_episode_score_last") == 3.0
 
@@ -154,24 +197,51 @@ def test_malformed_events_are_ignored(client):
 def test_dask_scheduler_command_line_preload(tmp_path):
     scheduler_file = tmp_path / "scheduler.json"
     process = subprocess.Popen(
-        [sys.executable, "-m", "dask", "scheduler", "--preload",
-         "sc2dask.dashboard", "--port", "0", "--dashboard-address", ":0",
-         "--scheduler-file", str(scheduler_file)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "dask",
+            "scheduler",
+            "--preload",
+            "sc2dask.dashboard",
+            "--port",
+            "0",
+            "--dashboard-address",
+            ":0",
+            "--scheduler-file",
+            str(scheduler_file),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_until(scheduler_file.exists, timeout=60, what="the scheduler file")
         with Client(scheduler_file=str(scheduler_file), timeout=30) as client:
             assert training_page_link(client) == dashboard(client) + "/" + PAGE
             assert get(f"{dashboard(client)}/{PAGE}")[0] == 200
             publisher = TrainingPublisher(client, {"map": "DefeatRoaches", "mode": "sync"})
-            publisher.publish({"update": 7, "agent_steps": 700, "wall_s": 2.0, "version": 7,
-                               "staleness": 0, "mean_score_last_100": 1.5, "episodes": 3,
-                               "bytes_moved": 10}, [])
+            publisher.publish(
+                {
+                    "update": 7,
+                    "agent_steps": 700,
+                    "wall_s": 2.0,
+                    "version": 7,
+                    "staleness": 0,
+                    "mean_score_last_100": 1.5,
+                    "episodes": 3,
+                    "bytes_moved": 10,
+                },
+                [],
+            )
             publisher.flush()
-            metrics = wait_until(lambda: (m := scrape(client)).get("sc2dask_updates_total") and m,
-                            timeout=10, what="the published row")
+            metrics = wait_until(
+                lambda: (m := scrape(client)).get("sc2dask_updates_total") and m,
+                timeout=10,
+                what="the published row",
+            )
             assert value(metrics, "sc2dask_updates_total") == 7
-            (labels, _), = metrics["sc2dask_training_info"]
+            ((labels, _),) = metrics["sc2dask_training_info"]
             assert labels["map"] == "DefeatRoaches"
     finally:
         process.terminate()

@@ -9,8 +9,8 @@ import pytest
 
 from sc2dask.agents.a2c import A2CConfig, Learner
 from sc2dask.game import EnvConfig
-from sc2dask.runtime.slot import EnvSlot
 from sc2dask.runtime.rollout import play_batch
+from sc2dask.runtime.slot import EnvSlot
 
 pytestmark = pytest.mark.usefixtures("sc2path")
 
@@ -63,8 +63,9 @@ def test_a_batch_keeps_playing_the_envs_whose_game_did_not_crash(env_groups):
     """In lockstep, and in two groups taking turns (double buffering): the same steps."""
     config = A2CConfig(action_set="move", screen=16, minimap=16)
     slots = [EnvSlot(EnvConfig(screen=16, minimap=16), seed=s) for s in (5, 6, 7)]
-    learner = Learner(config, {k: tuple(v) for k, v in
-                               slots[0].ensure().observation_spec()[0].items()})
+    learner = Learner(
+        config, {k: tuple(v) for k, v in slots[0].ensure().observation_spec()[0].items()}
+    )
     rng = np.random.default_rng(0)
     try:
         with concurrent.futures.ThreadPoolExecutor(3) as threads:

@@ -18,36 +18,50 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 import minicluster  # noqa: E402
 from minicluster import MiniCluster, node_name  # noqa: E402
 
-pytestmark = [pytest.mark.cluster, pytest.mark.slow,
-              pytest.mark.skipif(minicluster.unavailable_reason() is not None,
-                                 reason=minicluster.unavailable_reason() or "")]
+pytestmark = [
+    pytest.mark.cluster,
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        minicluster.unavailable_reason() is not None, reason=minicluster.unavailable_reason() or ""
+    ),
+]
 TINY = dict(action_set="move", screen=16, minimap=16)
 
 
 def _leftovers() -> list[str]:
     listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    return ([line for line in listed.splitlines() if line.startswith(minicluster.PREFIX)]
-            + [line for line in links.splitlines() if f"{minicluster.PREFIX}-" in line]
-            + [str(p) for p in minicluster.CGROUP_CPU.glob(f"{minicluster.PREFIX}-*")]
-            + [str(p) for p in minicluster.CGROUP_CPUACCT.glob(f"{minicluster.PREFIX}-*")])
+    return (
+        [line for line in listed.splitlines() if line.startswith(minicluster.PREFIX)]
+        + [line for line in links.splitlines() if f"{minicluster.PREFIX}-" in line]
+        + [str(p) for p in minicluster.CGROUP_CPU.glob(f"{minicluster.PREFIX}-*")]
+        + [str(p) for p in minicluster.CGROUP_CPUACCT.glob(f"{minicluster.PREFIX}-*")]
+    )
 
 
 def test_an_elastic_run_grows_onto_a_node_that_joins_and_outlives_one_that_leaves(sc2path):
     """Each node's games run in its cgroup under its quota; a node that joins gets an env
     host, and when the first node leaves the run goes on with the second."""
     import sc2dask
-    with MiniCluster(nodes=1, cpu=0.5, rate="100mbit", sc2=1,
-                     env={"SC2PATH": str(sc2path)}) as cluster, \
-            Client(cluster.scheduler_address, timeout=30, direct_to_workers=True) as client:
+
+    with (
+        MiniCluster(
+            nodes=1, cpu=0.5, rate="100mbit", sc2=1, env={"SC2PATH": str(sc2path)}
+        ) as cluster,
+        Client(cluster.scheduler_address, timeout=30, direct_to_workers=True) as client,
+    ):
         client.wait_for_workers(1, timeout=120)
         quota = (minicluster.CGROUP_CPU / node_name(0) / "cpu.cfs_quota_us").read_text()
         assert int(quota) == 50_000  # 0.5 of a 100 ms period
-        shaped = subprocess.run(["tc", "qdisc", "show", "dev", f"{minicluster.PREFIX}-v0"],
-                                capture_output=True, text=True).stdout
+        shaped = subprocess.run(
+            ["tc", "qdisc", "show", "dev", f"{minicluster.PREFIX}-v0"],
+            capture_output=True,
+            text=True,
+        ).stdout
         assert "100Mbit" in shaped, shaped
-        run = sc2dask.train(client=client, mode="async", envs=1, envs_max=2,
-                            max_steps=10**7, agent_overrides=TINY)
+        run = sc2dask.train(
+            client=client, mode="async", envs=1, envs_max=2, max_steps=10**7, agent_overrides=TINY
+        )
         try:
             wait_until(lambda: run.progress.updates > 0 or not run.running, 300, "an update")
             cluster.add_node()
@@ -57,11 +71,15 @@ def test_an_elastic_run_grows_onto_a_node_that_joins_and_outlives_one_that_leave
             for i in range(2):  # the node's games run inside its cgroup, under its quota
                 wait_until(lambda i=i: _games_in(cluster, i), 120, f"a game on node {i}")
             cluster.stop_node(0)
-            wait_until(lambda: run.pool.n_envs == 1 or not run.running, 180,
-                       "the run to let node 0 go")
+            wait_until(
+                lambda: run.pool.n_envs == 1 or not run.running, 180, "the run to let node 0 go"
+            )
             steps = run.progress.agent_steps
-            wait_until(lambda: run.progress.agent_steps > steps or not run.running, 180,
-                       "training on node 1 alone")
+            wait_until(
+                lambda: run.progress.agent_steps > steps or not run.running,
+                180,
+                "training on node 1 alone",
+            )
             assert not _games_in(cluster, 0)
         finally:
             run.stop()
@@ -71,15 +89,19 @@ def test_an_elastic_run_grows_onto_a_node_that_joins_and_outlives_one_that_leave
 
 
 def _games_in(cluster, i) -> list:
-    return [p for p in map(_process, cluster.cgroup_pids(i))
-            if p and "sc2dask.emulator" in " ".join(_cmdline(p))]
+    return [
+        p
+        for p in map(_process, cluster.cgroup_pids(i))
+        if p and "sc2dask.emulator" in " ".join(_cmdline(p))
+    ]
 
 
 def test_sigterm_tears_everything_down_and_a_run_after_a_killed_one_starts(tmp_path):
     tool = [sys.executable, str(Path(minicluster.__file__)), "--nodes", "1", "--hold", "600"]
     for signum in (signal.SIGTERM, signal.SIGKILL):
-        process = subprocess.Popen(tool, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   text=True, start_new_session=True)
+        process = subprocess.Popen(
+            tool, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        )
         assert process.stdout.readline().startswith("scheduler: tcp://10.213.0.1:")
         os.kill(process.pid, signum)
         process.wait(timeout=60)

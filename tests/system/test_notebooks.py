@@ -17,8 +17,17 @@ import psutil
 import pytest
 
 NOTEBOOKS = sorted((Path(__file__).parents[2] / "notebooks").glob("*.ipynb"))
-SMALL = {"N_WORKERS": 2, "WORKERS": 2, "SC2_PER_WORKER": 1, "ENVS": 2, "EPISODES": 2,
-         "EVAL_EPISODES": 1, "SCREEN": 16, "MAX_STEPS": 96, "RESUME_STEPS": 48}
+SMALL = {
+    "N_WORKERS": 2,
+    "WORKERS": 2,
+    "SC2_PER_WORKER": 1,
+    "ENVS": 2,
+    "EPISODES": 2,
+    "EVAL_EPISODES": 1,
+    "SCREEN": 16,
+    "MAX_STEPS": 96,
+    "RESUME_STEPS": 48,
+}
 
 
 @pytest.mark.slow
@@ -31,16 +40,25 @@ def test_notebook_runs_top_to_bottom(notebook, tmp_path, sc2path):
     assignments = re.findall(r"^(\w+)\s*=", _parameters_cell(notebook), re.MULTILINE)
     assert set(assignments) <= set(declared), (
         f"papermill cannot parse {set(assignments) - set(declared)} in {notebook.name}'s "
-        f"parameters cell (one plain `NAME = value  # comment` per line)")
+        f"parameters cell (one plain `NAME = value  # comment` per line)"
+    )
     parameters = {name: value for name, value in SMALL.items() if name in declared}
     try:
         papermill.execute_notebook(
-            str(notebook), str(tmp_path / notebook.name), parameters=parameters,
-            cwd=str(tmp_path), kernel_name="python3", progress_bar=False,
-            execution_timeout=300)
+            str(notebook),
+            str(tmp_path / notebook.name),
+            parameters=parameters,
+            cwd=str(tmp_path),
+            kernel_name="python3",
+            progress_bar=False,
+            execution_timeout=300,
+        )
     except papermill.PapermillExecutionError as err:  # the failing cell's own error
-        pytest.fail(f"{notebook.name}, cell {err.cell_index}:\n{err.source}\n\n"
-                    f"{err.ename}: {err.evalue}\n{''.join(err.traceback)[-3000:]}", pytrace=False)
+        pytest.fail(
+            f"{notebook.name}, cell {err.cell_index}:\n{err.source}\n\n"
+            f"{err.ename}: {err.evalue}\n{''.join(err.traceback)[-3000:]}",
+            pytrace=False,
+        )
     finally:
         left = _left_behind(sc2path, started)
     assert not left, f"{notebook.name} left processes running (now killed): {left}"
@@ -49,14 +67,17 @@ def test_notebook_runs_top_to_bottom(notebook, tmp_path, sc2path):
 def _left_behind(sc2path, since: float, grace: float = 15.0) -> list[str]:
     """Kill and name what the notebook started and left running: its kernel, workers and
     games carry this session's SC2PATH and started after ``since``."""
+
     def ours():
         found = []
         for process in psutil.process_iter(["create_time"]):
             with contextlib.suppress(psutil.Error):
-                if (process.info["create_time"] >= since - 1
-                        and process.environ().get("SC2PATH") == str(sc2path)):
+                if process.info["create_time"] >= since - 1 and process.environ().get(
+                    "SC2PATH"
+                ) == str(sc2path):
                     found.append(process)
         return found
+
     names = []
     for process in psutil.wait_procs(ours(), timeout=grace)[1]:
         with contextlib.suppress(psutil.Error):

@@ -13,8 +13,13 @@ pytestmark = pytest.mark.unit
 
 
 def _save(directory, update, value=0.0):
-    return checkpoint.save(directory, update, [np.full(3, value, np.float32)],
-                           [np.zeros(2, np.float32)], {"updates": update, "value": value})
+    return checkpoint.save(
+        directory,
+        update,
+        [np.full(3, value, np.float32)],
+        [np.zeros(2, np.float32)],
+        {"updates": update, "value": value},
+    )
 
 
 def _latest(directory):
@@ -36,8 +41,11 @@ def test_a_crashs_half_written_files_are_cleared_by_the_next_save(tmp_path):
     (tmp_path / ".tmp-crashed" / "weights.npz").write_bytes(b"half")
     (tmp_path / "LATEST.tmp").write_text("ckpt-0000")
     _save(tmp_path, 2)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["LATEST", "ckpt-00000001",
-                                                         "ckpt-00000002"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "LATEST",
+        "ckpt-00000001",
+        "ckpt-00000002",
+    ]
 
 
 def test_pruning_keeps_the_checkpoints_written_last_even_after_resuming_an_older_one(tmp_path):

@@ -6,7 +6,6 @@ import time
 import numpy as np
 import pytest
 from distributed import Client
-from tests.waiting import wait_until
 
 from sc2dask import SC2Adaptive, train
 from sc2dask.core import GradientResult
@@ -14,6 +13,7 @@ from sc2dask.errors import ConfigError
 from sc2dask.training.cluster import local_cluster, sc2_capacity
 from sc2dask.training.recorder import Progress, Recorder
 from sc2dask.training.updates import AsyncUpdates, SyncUpdates
+from tests.waiting import wait_until
 
 TINY = dict(action_set="move", screen=16, minimap=16)
 
@@ -41,8 +41,13 @@ def _result(value):
 @pytest.mark.unit
 def test_sync_waits_for_every_host_as_hosts_come_and_go():
     store = _Store()
-    rule = SyncUpdates(store, Recorder(Progress(), time.monotonic(), lambda: store.version,
-                                       lambda: None, 0), 2, 4, follow_hosts=True)
+    rule = SyncUpdates(
+        store,
+        Recorder(Progress(), time.monotonic(), lambda: store.version, lambda: None, 0),
+        2,
+        4,
+        follow_hosts=True,
+    )
     assert rule.on_result("a", _result(1.0), 0) == []
     assert rule.resize(3) == []  # a host joined: the update waits for its gradient too
     assert rule.on_result("b", _result(2.0), 0) == []
@@ -58,8 +63,13 @@ def test_sync_waits_for_every_host_as_hosts_come_and_go():
 @pytest.mark.unit
 def test_sync_k_of_n_gives_a_straggler_work_at_once_and_its_gradient_to_the_next_update():
     store = _Store()
-    rule = SyncUpdates(store, Recorder(Progress(), time.monotonic(), lambda: store.version,
-                                       lambda: None, 0), 2, 4, follow_hosts=False)
+    rule = SyncUpdates(
+        store,
+        Recorder(Progress(), time.monotonic(), lambda: store.version, lambda: None, 0),
+        2,
+        4,
+        follow_hosts=False,
+    )
     rule.resize(3)  # K = 2 of N = 3
     assert rule.on_result("a", _result(1.0), 0) == []
     assert rule.on_result("b", _result(3.0), 0) == ["a", "b"]  # update 1, without c
@@ -71,12 +81,16 @@ def test_sync_k_of_n_gives_a_straggler_work_at_once_and_its_gradient_to_the_next
 
 
 @pytest.mark.unit
-@pytest.mark.parametrize("damping, scales", [
-    ("staleness", [1.0, 1 / 4, 1 / 5, 1 / 3]),  # 1 / (1 + staleness)
-    ("excess", [1.0, 1.0, 1 / 2, 1 / 2]),  # only what is older than H - 1 versions
-])
+@pytest.mark.parametrize(
+    "damping, scales",
+    [
+        ("staleness", [1.0, 1 / 4, 1 / 5, 1 / 3]),  # 1 / (1 + staleness)
+        ("excess", [1.0, 1.0, 1 / 2, 1 / 2]),  # only what is older than H - 1 versions
+    ],
+)
 def test_async_damps_a_gradient_by_its_staleness_or_by_what_the_hosts_do_not_explain(
-        damping, scales):
+    damping, scales
+):
     store = _Store()
     recorder = Recorder(Progress(), time.monotonic(), lambda: store.version, lambda: None, 0)
     rule = AsyncUpdates(store, recorder, max_staleness=8, n_hosts=4, damping=damping)
@@ -107,10 +121,19 @@ def test_async_damps_a_gradient_by_its_staleness_or_by_what_the_hosts_do_not_exp
 def test_an_elastic_run_grows_onto_a_worker_that_joins_and_outlives_one_retired(sc2path):
     """The rollout cut by the retirement is dropped uncounted; sync's update then waits
     for one host's gradient instead of two."""
-    with local_cluster(n_workers=1, sc2_per_worker=1) as cluster, \
-            Client(cluster, direct_to_workers=True) as client:
-        run = train(client=client, mode="sync", envs=1, envs_max=2, max_steps=10**7,
-                    rollout_steps=8, agent_overrides=TINY)
+    with (
+        local_cluster(n_workers=1, sc2_per_worker=1) as cluster,
+        Client(cluster, direct_to_workers=True) as client,
+    ):
+        run = train(
+            client=client,
+            mode="sync",
+            envs=1,
+            envs_max=2,
+            max_steps=10**7,
+            rollout_steps=8,
+            agent_overrides=TINY,
+        )
         try:
             wait_until(lambda: run.progress.updates >= 2 or not run.running, 300, "2 updates")
             first = set(sc2_capacity(client))
@@ -122,8 +145,11 @@ def test_an_elastic_run_grows_onto_a_worker_that_joins_and_outlives_one_retired(
             assert retired not in sc2_capacity(client)
             assert run.pool.n_envs == 1 and retired not in {p.worker for p in run.pool.placements}
             after = run.progress.agent_steps
-            wait_until(lambda: run.progress.agent_steps > after + 32 or not run.running, 300,
-                       "training after the retirement")
+            wait_until(
+                lambda: run.progress.agent_steps > after + 32 or not run.running,
+                300,
+                "training after the retirement",
+            )
         finally:
             run.stop()
             summary = run.wait(timeout=300)
@@ -132,10 +158,10 @@ def test_an_elastic_run_grows_onto_a_worker_that_joins_and_outlives_one_retired(
 
 @pytest.mark.cluster
 def test_sc2_adaptive_asks_for_the_workers_the_envs_need(sc2path):
-    with local_cluster(n_workers=1, sc2_per_worker=2) as cluster, \
-            Client(cluster) as client:
-        cluster.adapt(Adaptive=SC2Adaptive, envs=5, minimum=1, maximum=4, interval="200ms",
-                      wait_count=1)
+    with local_cluster(n_workers=1, sc2_per_worker=2) as cluster, Client(cluster) as client:
+        cluster.adapt(
+            Adaptive=SC2Adaptive, envs=5, minimum=1, maximum=4, interval="200ms", wait_count=1
+        )
         wait_until(lambda: len(sc2_capacity(client)) == 3, 120, "3 workers for 5 envs")
         assert sum(sc2_capacity(client).values()) == 6
         time.sleep(2)  # and it stays there, though no task is running

@@ -19,10 +19,16 @@ def _one_sync_update(scaling: str, n_hosts: int) -> np.ndarray:
     from sc2dask.training.recorder import Progress, Recorder
     from sc2dask.training.store import ParameterStore
     from sc2dask.training.updates import SyncUpdates
+
     learner = Learner(MOVE_16, _obs_spec(16, 16))
     store = ParameterStore(learner)
-    recorder = Recorder(Progress(), started=time.monotonic(), version=lambda: store.version,
-                        checkpoint=lambda: None, checkpoint_every=0)
+    recorder = Recorder(
+        Progress(),
+        started=time.monotonic(),
+        version=lambda: store.version,
+        checkpoint=lambda: None,
+        checkpoint_every=0,
+    )
     rule = SyncUpdates(store, recorder, n_hosts, max_staleness=4, lr_scaling=scaling)
     before = learner.get_weights()
     rng = np.random.default_rng(0)
@@ -47,6 +53,7 @@ def test_sync_lr_scaling_sizes_the_step_by_the_gradients_averaged(scaling, facto
 def test_the_store_reads_each_version_once_and_shares_it_read_only():
     """Every host given work at one version gets the same arrays; an update makes new ones."""
     from sc2dask.training.store import ParameterStore
+
     store = ParameterStore(Learner(MOVE_16, _obs_spec(16, 16)))
     version, weights = store.snapshot()
     assert store.snapshot()[1] is weights
@@ -71,10 +78,12 @@ def test_a_resumed_run_learns_at_its_own_rate_not_the_checkpoints():
     """Adam's state carries the rate it was saved with; README.md's warm-up recipe resumes
     with a new rate, which must hold for every update after the restore."""
     from sc2dask.training.store import ParameterStore
+
     saved = Learner(dataclasses.replace(MOVE_16, learning_rate=1e-3), _obs_spec(16, 16))
     saved.apply_gradients([np.ones(w.shape, np.float32) for w in saved.get_weights()])
-    store = ParameterStore(Learner(dataclasses.replace(MOVE_16, learning_rate=4e-3),
-                                   _obs_spec(16, 16)))
+    store = ParameterStore(
+        Learner(dataclasses.replace(MOVE_16, learning_rate=4e-3), _obs_spec(16, 16))
+    )
     store.restore(saved.get_weights(), saved.get_optimizer_state(), version=1)
     assert store.learner.optimizer.learning_rate.numpy() == pytest.approx(4e-3)
     store.apply([np.ones(w.shape, np.float32) for w in saved.get_weights()])

@@ -5,21 +5,23 @@ import time
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sc2dask.core import GradientResult, Trajectory, Work
 from sc2dask.errors import ConfigError
 from sc2dask.game import game_seed
 from sc2dask.settings import AgentSettings, TrainSettings, load
-from sc2dask.training.run_settings import check_settings
 from sc2dask.training.placement import Placement, plan_placements, share_episodes
 from sc2dask.training.recorder import Progress, Recorder
+from sc2dask.training.run_settings import check_settings
 from sc2dask.training.updates import average_gradients, make_update_rule, minibatches
 
 pytestmark = pytest.mark.unit
 
-capacities = st.dictionaries(st.text("abcdef", min_size=1, max_size=3), st.integers(1, 8),
-                             min_size=1, max_size=6)
+capacities = st.dictionaries(
+    st.text("abcdef", min_size=1, max_size=3), st.integers(1, 8), min_size=1, max_size=6
+)
 
 
 @given(capacities, st.data())
@@ -33,15 +35,16 @@ def test_placements_fill_the_roomiest_workers_and_never_exceed_capacity(capacity
     # The fewest workers: every host but the last is full.
     assert all(p.n_envs == capacity[p.worker] for p in placements[:-1])
     assert [p.n_envs for p in placements[:-1]] == sorted(
-        (p.n_envs for p in placements[:-1]), reverse=True)
+        (p.n_envs for p in placements[:-1]), reverse=True
+    )
 
 
-@given(st.lists(st.integers(0, 2 ** 64), min_size=1, max_size=5))
+@given(st.lists(st.integers(0, 2**64), min_size=1, max_size=5))
 def test_game_seeds_always_fit_pysc2s_uint32_and_differ(parts):
     """pysc2 sends the seed in RequestCreateGame.random_seed, a uint32: a resumed run's
     seed (seed + updates) and the restarts counted into it must never overflow it."""
     seed = game_seed(*parts)
-    assert 0 <= seed < 2 ** 32
+    assert 0 <= seed < 2**32
     assert game_seed(*parts) == seed and game_seed(*parts, 1) != seed
 
 
@@ -57,9 +60,14 @@ def test_episodes_are_shared_in_proportion_to_envs(envs, episodes):
 
 def _trajectory(steps: int, version: int = 0) -> Trajectory:
     observations = [{"screen": np.full((1, 2, 2), t, np.uint8)} for t in range(steps + 1)]
-    return Trajectory.from_steps(observations, [{"function": t % 3} for t in range(steps)],
-                                 [1.0] * steps, [False] * steps, version,
-                                 log_probs=[-0.5] * steps)
+    return Trajectory.from_steps(
+        observations,
+        [{"function": t % 3} for t in range(steps)],
+        [1.0] * steps,
+        [False] * steps,
+        version,
+        log_probs=[-0.5] * steps,
+    )
 
 
 def test_a_trajectory_from_steps_stacks_the_records():
@@ -68,8 +76,9 @@ def test_a_trajectory_from_steps_stacks_the_records():
     assert t.actions["function"].dtype == np.int32 and t.log_probs.dtype == np.float32
     assert t.nbytes == 5 * 4 + 4 * 4 + 4 * 4 + 4
     with pytest.raises(ValueError, match="needs 4 observations, got 3"):
-        Trajectory.from_steps([{"screen": np.zeros(1)}] * 3, [{"function": 0}] * 3,
-                              [0.0] * 3, [False] * 3, 0)
+        Trajectory.from_steps(
+            [{"screen": np.zeros(1)}] * 3, [{"function": 0}] * 3, [0.0] * 3, [False] * 3, 0
+        )
 
 
 @given(st.integers(1, 20), st.integers(1, 8), st.integers(0, 2**31))
@@ -81,9 +90,10 @@ def test_minibatches_split_every_trajectory_into_at_most_n_groups(count, n, seed
 
 
 def test_sync_gradients_are_averaged_per_step():
-    results = [GradientResult([np.array([1.0, 1.0])], {"steps": 30.0, "loss": 1.0}, [5.0]),
-               GradientResult([np.array([4.0, 0.0])],
-                              {"steps": 10.0, "loss": 3.0, "truncated": 1}, [])]
+    results = [
+        GradientResult([np.array([1.0, 1.0])], {"steps": 30.0, "loss": 1.0}, [5.0]),
+        GradientResult([np.array([4.0, 0.0])], {"steps": 10.0, "loss": 3.0, "truncated": 1}, []),
+    ]
     grads, metrics = average_gradients(results)
     np.testing.assert_allclose(grads[0], [(30 * 1 + 10 * 4) / 40, 30 / 40])
     assert metrics["steps"] == 40 and metrics["loss"] == 2.0 and metrics["truncated"] == 1
@@ -92,8 +102,9 @@ def test_sync_gradients_are_averaged_per_step():
 def test_a_metric_only_some_gradients_have_is_averaged_over_those():
     """With K of N gradients per update the hosts drift apart, so an update can mix a
     rollout in which an episode ended (it has ``mean_episode_score``) with one without."""
-    ended = GradientResult([np.zeros(1)],
-                           {"steps": 32.0, "loss": 1.0, "mean_episode_score": 24.0}, [24.0])
+    ended = GradientResult(
+        [np.zeros(1)], {"steps": 32.0, "loss": 1.0, "mean_episode_score": 24.0}, [24.0]
+    )
     playing = GradientResult([np.zeros(1)], {"steps": 32.0, "loss": 3.0}, [])
     for results in ([ended, playing], [playing, ended]):
         _, metrics = average_gradients(results)
@@ -106,10 +117,22 @@ def _train(**overrides) -> TrainSettings:
 
 def test_sync_gradients_above_the_number_of_hosts_is_refused():
     with pytest.raises(ConfigError, match="sync-gradients is 3 but the run has 2 env hosts"):
-        make_update_rule(_train(mode="sync", sync_gradients=3), None, None, None, n_hosts=2,
-                         rng=np.random.default_rng())
-    rule = make_update_rule(_train(mode="sync", sync_gradients=2), None, None, None, n_hosts=2,
-                            rng=np.random.default_rng())
+        make_update_rule(
+            _train(mode="sync", sync_gradients=3),
+            None,
+            None,
+            None,
+            n_hosts=2,
+            rng=np.random.default_rng(),
+        )
+    rule = make_update_rule(
+        _train(mode="sync", sync_gradients=2),
+        None,
+        None,
+        None,
+        n_hosts=2,
+        rng=np.random.default_rng(),
+    )
     assert rule.k == 2 and rule.work is Work.GRADIENTS
 
 
@@ -133,9 +156,14 @@ def test_settings_that_must_agree():
 
 def test_the_recorder_counts_batches_and_checkpoints_every_n_updates():
     progress, saved, seen = Progress(), [], []
-    recorder = Recorder(progress, started=time.monotonic() - 5, version=lambda: 7,
-                        checkpoint=lambda: saved.append(progress.updates), checkpoint_every=2,
-                        on_update=lambda p: seen.append(p.agent_steps))
+    recorder = Recorder(
+        progress,
+        started=time.monotonic() - 5,
+        version=lambda: 7,
+        checkpoint=lambda: saved.append(progress.updates),
+        checkpoint_every=2,
+        on_update=lambda p: seen.append(p.agent_steps),
+    )
     recorder.sent(600)
     recorder.received(400)
     for applied, scores in [(1, [2.0]), (0, []), (1, [4.0]), (1, [])]:

@@ -11,16 +11,18 @@ import psutil
 import pytest
 from distributed import Client
 
-from sc2dask.agents.config import A2CConfig
-from sc2dask.training.cluster import local_cluster
-from sc2dask.game import EnvConfig
-from sc2dask.errors import CheckpointError, ConfigError, NoCapacityError, UnknownMapError
 from sc2dask import evaluate
+from sc2dask.agents.config import A2CConfig
+from sc2dask.errors import CheckpointError, ConfigError, NoCapacityError, UnknownMapError
+from sc2dask.game import EnvConfig
+from sc2dask.training.cluster import local_cluster
 from sc2dask.training.pool import EnvPool
+
 
 def STATS(host):
     """The request the tests make most: a host's counters."""
     return host.stats()
+
 
 pytestmark = pytest.mark.usefixtures("sc2path")
 
@@ -154,11 +156,16 @@ def test_a_host_slower_than_call_timeout_is_closed_before_its_replacement(client
         pool.call_timeout = 3
         old_games = {env["sc2_pid"] for env in old_host["envs"]}
         with pytest.raises(TimeoutError):  # every try times out: the call fails in the end
-            pool.call(placement, lambda host: host.evaluate(SCRIPTED, 400))  # ~100 s of play: past 3 s
+            pool.call(
+                placement, lambda host: host.evaluate(SCRIPTED, 400)
+            )  # ~100 s of play: past 3 s
         assert pool.host_restarts >= 1
         assert all(_gone(pid) for pid in old_games)  # closed, not left running
-        games = [p for p in psutil.Process(old_host["pid"]).children(recursive=True)
-                 if "sc2dask.emulator" in " ".join(p.cmdline())]
+        games = [
+            p
+            for p in psutil.Process(old_host["pid"]).children(recursive=True)
+            if "sc2dask.emulator" in " ".join(p.cmdline())
+        ]
         assert len(games) <= placement.n_envs
 
 
@@ -180,9 +187,25 @@ def test_zero_capacity_is_a_clear_error():
 @pytest.mark.cluster
 def test_cli_evaluate_prints_one_json_object():
     out = subprocess.run(
-        [sys.executable, "-m", "sc2dask.cli", "evaluate", "--map", "MoveToBeacon", "--agent",
-         SCRIPTED, "--episodes", "2", "--envs", "2", "--json"],
-        capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "sc2dask.cli",
+            "evaluate",
+            "--map",
+            "MoveToBeacon",
+            "--agent",
+            SCRIPTED,
+            "--episodes",
+            "2",
+            "--envs",
+            "2",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     summary = json.loads(out.stdout.strip().splitlines()[-1])
     assert set(summary) == {"map", "episodes", "mean", "std", "min", "max"}
@@ -191,9 +214,24 @@ def test_cli_evaluate_prints_one_json_object():
 
 def test_cli_unreachable_scheduler_is_a_clear_error():
     out = subprocess.run(
-        [sys.executable, "-m", "sc2dask.cli", "evaluate", "--map", "MoveToBeacon", "--agent",
-         SCRIPTED, "--episodes", "1", "--scheduler", "tcp://127.0.0.1:9"],
-        capture_output=True, text=True, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "sc2dask.cli",
+            "evaluate",
+            "--map",
+            "MoveToBeacon",
+            "--agent",
+            SCRIPTED,
+            "--episodes",
+            "1",
+            "--scheduler",
+            "tcp://127.0.0.1:9",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 2
     assert "No Dask scheduler answers" in out.stderr and "Traceback" not in out.stderr
 

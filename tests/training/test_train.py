@@ -7,9 +7,9 @@ import numpy as np
 import psutil
 import pytest
 
-from sc2dask.training import checkpoint
-from sc2dask.errors import CheckpointError, ConfigError, UnknownMapError
 from sc2dask import train
+from sc2dask.errors import CheckpointError, ConfigError, UnknownMapError
+from sc2dask.training import checkpoint
 from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.usefixtures("sc2path"), pytest.mark.cluster]
@@ -18,8 +18,9 @@ TINY = dict(action_set="move", screen=16, minimap=16)
 
 @pytest.mark.parametrize("mode", ["central", "sync", "async"])
 def test_every_mode_trains_and_counts_its_work(client, mode):
-    summary = train(client=client, mode=mode, envs=2, max_steps=256,
-                    agent_overrides=TINY).wait(timeout=600)
+    summary = train(client=client, mode=mode, envs=2, max_steps=256, agent_overrides=TINY).wait(
+        timeout=600
+    )
     assert summary["agent_steps"] >= 256 and summary["updates"] > 0
     assert summary["version"] == summary["updates"]
     assert summary["rejected_gradients"] == 0 and summary["restarts"] == 0
@@ -33,8 +34,15 @@ def test_sync_with_k_of_n_gradients_counts_stragglers_staleness(client, max_stal
     host's, computed on the weights before that update, arrives at least one version late.
     Within ``max-staleness`` it joins the next update with its staleness recorded; beyond
     it, it is dropped and its host gets fresh weights."""
-    run = train(client=client, mode="sync", envs=2, max_steps=512, sync_gradients=1,
-                max_staleness=max_staleness, agent_overrides=TINY)
+    run = train(
+        client=client,
+        mode="sync",
+        envs=2,
+        max_steps=512,
+        sync_gradients=1,
+        max_staleness=max_staleness,
+        agent_overrides=TINY,
+    )
     summary = run.wait(timeout=600)
     staleness = [row["staleness"] for row in run.progress.history]  # one row per gradient
     assert summary["agent_steps"] >= 512 and summary["updates"] == summary["version"] > 0
@@ -51,8 +59,14 @@ def test_sync_with_k_of_n_gradients_counts_stragglers_staleness(client, max_stal
 def test_central_overlap_plays_the_next_rollout_one_update_behind(client, overlap):
     """One host: without overlap it always plays the newest weights; with it, each
     rollout but the first was played while the client learned from the one before."""
-    run = train(client=client, envs=1, max_steps=160, rollout_steps=16, overlap=overlap,
-                agent_overrides=TINY)
+    run = train(
+        client=client,
+        envs=1,
+        max_steps=160,
+        rollout_steps=16,
+        overlap=overlap,
+        agent_overrides=TINY,
+    )
     summary = run.wait(timeout=600)
     staleness = [row["staleness"] for row in run.progress.history]
     assert summary["agent_steps"] >= 160 and summary["updates"] == len(staleness)
@@ -62,8 +76,9 @@ def test_central_overlap_plays_the_next_rollout_one_update_behind(client, overla
 def test_a_seed_far_beyond_uint32_still_starts_every_game(client):
     """A resumed run seeds its games with seed + updates; pysc2's random_seed is a uint32
     (it used to overflow at seed 538 and crash every resume past ~538 updates)."""
-    summary = train(client=client, envs=2, max_steps=64, seed=2 ** 40,
-                    agent_overrides=TINY).wait(timeout=600)
+    summary = train(client=client, envs=2, max_steps=64, seed=2**40, agent_overrides=TINY).wait(
+        timeout=600
+    )
     assert summary["agent_steps"] >= 64 and summary["restarts"] == 0
 
 
@@ -71,8 +86,13 @@ def test_a_seed_far_beyond_uint32_still_starts_every_game(client):
 def test_non_finite_gradients_are_counted_and_skipped_not_fatal(client, mode):
     """A learning rate of 1e30 blows the weights up after the first step; every gradient
     after it is NaN. Central mode finds that on the client, async mode on the hosts."""
-    summary = train(client=client, mode=mode, envs=2, max_steps=192,
-                    agent_overrides={**TINY, "learning_rate": 1e30}).wait(timeout=600)
+    summary = train(
+        client=client,
+        mode=mode,
+        envs=2,
+        max_steps=192,
+        agent_overrides={**TINY, "learning_rate": 1e30},
+    ).wait(timeout=600)
     assert summary["agent_steps"] >= 192
     assert summary["rejected_gradients"] > 0 and summary["updates"] >= 1
 
@@ -84,13 +104,18 @@ def test_a_local_run_listens_on_loopback_only(client):
     try:
         wait_until(lambda: run.progress.agent_steps > 0, 300, "the first rollout")
         processes = [psutil.Process(), *psutil.Process().children(recursive=True)]
-        listening = {(p.pid, c.laddr.ip, c.laddr.port) for p in processes
-                     for c in _connections(p) if c.status == psutil.CONN_LISTEN}
+        listening = {
+            (p.pid, c.laddr.ip, c.laddr.port)
+            for p in processes
+            for c in _connections(p)
+            if c.status == psutil.CONN_LISTEN
+        }
     finally:
         run.stop()
         run.wait(timeout=300)
-    assert any(port == int(client.dashboard_link.split(":")[2].split("/")[0])
-               for _, _, port in listening)  # the dashboard is among them
+    assert any(
+        port == int(client.dashboard_link.split(":")[2].split("/")[0]) for _, _, port in listening
+    )  # the dashboard is among them
     assert len({pid for pid, _, _ in listening}) >= 5  # scheduler, 2 workers, 2 games
     assert {ip for _, ip, _ in listening} <= {"127.0.0.1", "::1"}, listening
 
@@ -108,8 +133,15 @@ def test_compressed_gradients_and_weight_deltas_train_and_move_fewer_bytes(clien
     sync sends the big layers only every k updates."""
     back, out = {}, {}
     for method, layered in (("none", 1), ("topk", 1), ("int8", 1), ("none", 4)):
-        summary = train(client=client, mode=mode, envs=2, max_steps=256, compression=method,
-                        layered_sync=layered, agent_overrides=TINY).wait(timeout=600)
+        summary = train(
+            client=client,
+            mode=mode,
+            envs=2,
+            max_steps=256,
+            compression=method,
+            layered_sync=layered,
+            agent_overrides=TINY,
+        ).wait(timeout=600)
         assert summary["agent_steps"] >= 256 and summary["updates"] > 0, method
         assert summary["rejected_gradients"] == 0, method
         back[method, layered] = summary["bytes_from_hosts"] / summary["updates"]
@@ -123,21 +155,38 @@ def test_compressed_gradients_and_weight_deltas_train_and_move_fewer_bytes(clien
 
 def test_central_mode_reuses_each_batch_for_several_epochs(client):
     """PPO-style reuse: every batch (one host's rollout) makes ``epochs`` optimizer steps."""
-    summary = train(client=client, envs=2, max_steps=128, rollout_steps=16,
-                    agent_overrides={**TINY, "epochs": 3}).wait(timeout=600)
+    summary = train(
+        client=client,
+        envs=2,
+        max_steps=128,
+        rollout_steps=16,
+        agent_overrides={**TINY, "epochs": 3},
+    ).wait(timeout=600)
     assert summary["agent_steps"] >= 128 and summary["rejected_gradients"] == 0
     assert summary["updates"] == 3 * (summary["agent_steps"] // 16) == summary["version"]
 
 
 def test_checkpoint_then_resume_restores_weights_and_optimizer_exactly(client, tmp_path):
-    first = train(client=client, envs=2, max_steps=96, checkpoint_dir=str(tmp_path),
-                  checkpoint_every=1, agent_overrides=TINY)
+    first = train(
+        client=client,
+        envs=2,
+        max_steps=96,
+        checkpoint_dir=str(tmp_path),
+        checkpoint_every=1,
+        agent_overrides=TINY,
+    )
     summary = first.wait(timeout=600)
     weights, optimizer, state = checkpoint.load(tmp_path)
     assert state["updates"] == summary["updates"] and state["version"] == summary["version"]
 
-    resumed = train(client=client, envs=2, max_steps=summary["agent_steps"],  # no more steps
-                    checkpoint_dir=str(tmp_path), resume=True, agent_overrides=TINY)
+    resumed = train(
+        client=client,
+        envs=2,
+        max_steps=summary["agent_steps"],  # no more steps
+        checkpoint_dir=str(tmp_path),
+        resume=True,
+        agent_overrides=TINY,
+    )
     again = resumed.wait(timeout=600)
     learner = resumed.store.learner
     for a, b in zip(weights, learner.get_weights()):
@@ -188,6 +237,6 @@ def test_user_errors_are_clear(client, tmp_path):
     (tmp_path / "ckpt-00000001").mkdir()
     (tmp_path / "ckpt-00000001" / "state.json").write_text("{not json")
     with pytest.raises(CheckpointError, match="corrupt"):
-        train(client=client, checkpoint_dir=str(tmp_path), resume=True,
-              agent_overrides=TINY).wait(timeout=600)
-
+        train(client=client, checkpoint_dir=str(tmp_path), resume=True, agent_overrides=TINY).wait(
+            timeout=600
+        )

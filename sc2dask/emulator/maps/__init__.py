@@ -13,9 +13,16 @@ from .find_and_defeat_zerglings import FindAndDefeatZerglings
 from .move_to_beacon import MoveToBeacon
 
 SCENARIOS: dict[str, type[Scenario]] = {
-    cls.name: cls for cls in (
-        MoveToBeacon, CollectMineralShards, FindAndDefeatZerglings,
-        DefeatRoaches, DefeatZerglingsAndBanelings, CollectMineralsAndGas, BuildMarines)
+    cls.name: cls
+    for cls in (
+        MoveToBeacon,
+        CollectMineralShards,
+        FindAndDefeatZerglings,
+        DefeatRoaches,
+        DefeatZerglingsAndBanelings,
+        CollectMineralsAndGas,
+        BuildMarines,
+    )
 }
 
 
@@ -30,4 +37,5 @@ def scenario_for(map_path: str) -> Scenario:
         return SCENARIOS[name]()
     raise UnsupportedMapError(
         f"The sc2dask emulator cannot play {map_path!r}: unknown map {name!r}. Supported maps: "
-        f"{', '.join(SCENARIOS)}. Install the real StarCraft II (set SC2PATH) for other maps.")
+        f"{', '.join(SCENARIOS)}. Install the real StarCraft II (set SC2PATH) for other maps."
+    )

@@ -36,6 +36,10 @@ class Scenario:
 
     def on_death(self, world, unit: Unit) -> None:
         """Runs once per unit that died this loop (after it left ``world.units``)."""
-        if self.ends_when_marines_dead and unit.owner == Owner.AGENT and unit.type is MARINE \
-                and not world.units_of(Owner.AGENT, MARINE):
+        if (
+            self.ends_when_marines_dead
+            and unit.owner == Owner.AGENT
+            and unit.type is MARINE
+            and not world.units_of(Owner.AGENT, MARINE)
+        ):
             world.end_after_delay(sc_pb.Defeat)

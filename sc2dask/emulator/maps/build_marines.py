@@ -11,8 +11,13 @@ from .collect_minerals_and_gas import CAMERA, LEFT_FIELDS, PLAYABLE, place_base
 RALLY_FIELD = (23, 26.5)  # the script rallies the Command Center here and sends every SCV
 # The map's unit data trims the command cards to what the task needs.
 CARDS = {
-    gd.SCV: [gd.SMART, gd.HARVEST_GATHER_SCV, gd.HARVEST_RETURN_SCV, gd.BUILD_SUPPLYDEPOT,
-             gd.BUILD_BARRACKS],
+    gd.SCV: [
+        gd.SMART,
+        gd.HARVEST_GATHER_SCV,
+        gd.HARVEST_RETURN_SCV,
+        gd.BUILD_SUPPLYDEPOT,
+        gd.BUILD_BARRACKS,
+    ],
     gd.COMMAND_CENTER: [gd.TRAIN_SCV],
     gd.BARRACKS: [gd.TRAIN_MARINE],
     gd.SUPPLY_DEPOT: [],
@@ -27,12 +32,12 @@ class BuildMarines(Scenario):
 
     def setup(self, world) -> None:
         cc, scvs = place_base(world, LEFT_FIELDS)
-        field = next(u for u in world.units_of(Owner.NEUTRAL)
-                     if (u.x, u.y) == RALLY_FIELD)
+        field = next(u for u in world.units_of(Owner.NEUTRAL) if (u.x, u.y) == RALLY_FIELD)
         cc.rally_target = field.tag
         for scv in scvs:
-            scv.orders.append(Order("gather", gd.HARVEST_GATHER_SCV.ability_id,
-                                    target=field.tag, phase="go"))
+            scv.orders.append(
+                Order("gather", gd.HARVEST_GATHER_SCV.ability_id, target=field.tag, phase="go")
+            )
 
     def command_card(self, unit_type: UnitType) -> list[gd.Ability]:
         return list(CARDS[unit_type]) if unit_type in CARDS else super().command_card(unit_type)

@@ -27,15 +27,20 @@ class CollectMineralShards(Scenario):
     def _spawn_shards(self, world) -> None:
         marines = [(m.x, m.y) for m in world.units_of(Owner.AGENT, MARINE)]
         for _ in range(SHARD_COUNT):
-            world.spawn(MINERAL_SHARD, Owner.NEUTRAL,
-                        *world.random_point(SHARD_RECT, avoid=marines, min_dist=SHARD_MIN_DISTANCE))
+            world.spawn(
+                MINERAL_SHARD,
+                Owner.NEUTRAL,
+                *world.random_point(SHARD_RECT, avoid=marines, min_dist=SHARD_MIN_DISTANCE),
+            )
 
     def on_loop(self, world) -> None:
         shards = world.units_of(Owner.NEUTRAL, MINERAL_SHARD)
         for marine in world.units_of(Owner.AGENT, MARINE):
             for shard in shards:
-                if shard.tag in world.units and \
-                        math.hypot(marine.x - shard.x, marine.y - shard.y) <= PICKUP_DISTANCE:
+                if (
+                    shard.tag in world.units
+                    and math.hypot(marine.x - shard.x, marine.y - shard.y) <= PICKUP_DISTANCE
+                ):
                     world.remove(shard)
                     world.minerals += 100
                     world.stats.collected_minerals += 100
