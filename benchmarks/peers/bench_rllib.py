@@ -6,8 +6,8 @@ Each side runs in a process of its own, one after the other, on the same cores:
   update mode ``--mode``: central, its default, unless asked (sync and async trained
   1.11x faster than central in run 5 of ``benchmarks/results/training_throughput.txt``);
 - RLlib: its PPO on the new API stack (PyTorch) with ``--envs`` envs on 2 env runners, the
-  learner in the driver, through ``move_to_beacon_gym``, a gym wrapper over the same pysc2
-  ``SC2Env`` on the same emulator.
+  learner in the driver, on ``sc2dask/MoveToBeacon-v0`` (``sc2dask.gym``: a Gymnasium env
+  over the same pysc2 ``SC2Env`` on the same emulator), its observation one-hot encoded.
 
 Both see ``player_relative`` and ``selected`` at 32x32 and act in the ``move`` set
 (no_op, select_army, Move_screen at a point), step_mul 8. Each trains until the mean
@@ -50,7 +50,7 @@ DIFFERENCES = [
     "policy: sc2dask's FullyConv picks the function and the screen point with separate "
     "heads (the point from a 1x1 conv over the screen); RLlib's default catalog has one "
     "categorical over 2 + 32*32 actions from a dense layer over its conv encoder",
-    "unavailable actions: sc2dask masks them; RLlib has no mask, so the wrapper plays "
+    "unavailable actions: sc2dask masks them; RLlib has no mask, so the env plays "
     "no_op for Move_screen before the army is selected",
     "algorithm: sc2dask A2C with a PPO clip, one pass per batch, on-policy per host; "
     "RLlib PPO with its minibatch epochs (settings in RLLIB_TRAINING)",
@@ -296,59 +296,39 @@ def train_sc2dask(args, started: float) -> list[dict]:
 
 
 def move_to_beacon_gym(env_config=None):
-    """A gymnasium env over pysc2's ``SC2Env`` (the emulator where no game is installed):
-    observations ``player_relative`` one-hot (5) and ``selected`` (1) at 32x32, actions
-    0 no_op, 1 select_army, 2 + y*32 + x Move_screen there (no_op where unavailable).
-    Made in a function because gymnasium is only in the ``peers`` extra."""
+    """``sc2dask/MoveToBeacon-v0`` (``sc2dask.gym``) as RLlib's default catalog reads it:
+    ``player_relative`` one-hot (5) and ``selected`` (1) at 32x32 as one [32, 32, 6] image;
+    the ``move`` set's actions 0 no_op, 1 select_army, 2 + y*32 + x Move_screen there (no_op
+    where unavailable). Made in a function because gymnasium is only in an extra."""
     import gymnasium as gym
 
-    class MoveToBeaconGym(gym.Env):
-        def __init__(self, env_config=None):
-            from sc2dask.game import EnvConfig
-            from sc2dask.game.pysc2lib import actions, features
+    import sc2dask.gym
 
-            self._actions, self._features = actions, features
-            seed = (env_config or {}).get("seed", 0)
-            if hasattr(env_config, "worker_index"):
-                seed += 100 * env_config.worker_index + env_config.vector_index
-            self._env = EnvConfig("MoveToBeacon", screen=SCREEN, minimap=SCREEN, step_mul=8).make(
-                seed=seed
-            )
-            self.observation_space = gym.spaces.Box(0.0, 1.0, (SCREEN, SCREEN, 6), np.float32)
-            self.action_space = gym.spaces.Discrete(2 + SCREEN * SCREEN)
-            self._available = ()
+    env = gym.make(
+        sc2dask.gym.env_id("MoveToBeacon"),
+        screen=SCREEN,
+        minimap=SCREEN,
+        step_mul=8,
+        action_set="move",
+        screen_layers=("player_relative", "selected"),
+        minimap_layers=(),
+    )
 
-        def _observe(self, timestep):
-            screen = timestep.observation["feature_screen"]
-            relative = screen[self._features.SCREEN_FEATURES.player_relative.index]
-            selected = screen[self._features.SCREEN_FEATURES.selected.index]
-            obs = np.zeros((SCREEN, SCREEN, 6), np.float32)
-            for value in range(5):
-                obs[..., value] = relative == value
-            obs[..., 5] = selected > 0
-            self._available = set(timestep.observation["available_actions"])
-            return obs
+    def one_hot(obs):
+        relative, selected = obs["screen"]
+        image = np.zeros((SCREEN, SCREEN, 6), np.float32)
+        image[..., :5] = relative[..., None] == np.arange(5)
+        image[..., 5] = selected > 0
+        return image
 
-        def reset(self, *, seed=None, options=None):
-            return self._observe(self._env.reset()[0]), {}
-
-        def step(self, action):
-            functions = self._actions.FUNCTIONS
-            action = int(action)
-            if action == 1 and functions.select_army.id in self._available:
-                call = functions.select_army("select")
-            elif action >= 2 and functions.Move_screen.id in self._available:
-                point = action - 2
-                call = functions.Move_screen("now", (point % SCREEN, point // SCREEN))
-            else:
-                call = functions.no_op()
-            timestep = self._env.step([call])[0]
-            return (self._observe(timestep), float(timestep.reward), timestep.last(), False, {})
-
-        def close(self):
-            self._env.close()
-
-    return MoveToBeaconGym(env_config)
+    env = gym.wrappers.TransformObservation(
+        env, one_hot, gym.spaces.Box(0.0, 1.0, (SCREEN, SCREEN, 6), np.float32)
+    )
+    seed = (env_config or {}).get("seed", 0)
+    if hasattr(env_config, "worker_index"):
+        seed += 100 * env_config.worker_index + env_config.vector_index
+    env.reset(seed=seed)  # the game's seed, as before; RLlib's own resets restart it
+    return env
 
 
 def train_rllib(args, started: float) -> list[dict]:
