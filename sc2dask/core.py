@@ -102,15 +102,24 @@ class Work(enum.Enum):
 
 
 @dataclasses.dataclass(frozen=True)
+class AgentSpec:
+    """An agent as it travels to workers: its class's path (``module:Class``) and its
+    config's fields, plain data, so a worker unpickles it without importing the agent."""
+
+    class_path: str
+    config: dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
 class WorkOrder:
     """The work an update rule asks of every host: ``n_steps`` of each env with the policy
-    built from ``agent_config``, then ``work``. ``env_groups`` splits a host's envs into
+    of ``agent``, then ``work``. ``env_groups`` splits a host's envs into
     groups that take turns (``play_batch``); ``compression`` and ``fraction`` say how
     gradients travel back (``sc2dask/compression.py``)."""
 
     work: Work
     n_steps: int
-    agent_config: Any
+    agent: AgentSpec
     env_groups: int = 1
     compression: str = "none"
     fraction: float = 0.01
@@ -139,18 +148,37 @@ class GradientResult:
     rejected: bool = False
 
 
+class Encoder(Protocol):
+    """Turns pysc2 observations into the arrays a policy acts on and ``Trajectory`` stores
+    (``sc2dask.agents.ObservationEncoder`` is one)."""
+
+    def encode(self, observation: Any) -> dict[str, np.ndarray]:
+        """One pysc2 ``TimeStep.observation`` as a dict of small arrays."""
+
+    def encode_batch(self, observations: Sequence[Any]) -> dict[str, np.ndarray]:
+        """Several observations stacked on a leading batch axis."""
+
+
 class Policy(Protocol):
-    """Chooses actions for a batch of pysc2 observations (runs on env hosts)."""
+    """Chooses actions for a batch of encoded observations (runs on env hosts)."""
 
     obs_spec: dict[str, tuple]  # pysc2's observation spec it was built for, saved with it
+    encoder: Encoder
 
-    def head_weights(self) -> list[bool]:
-        """Which of the weights are the small output heads, sent with every update."""
+    def act(
+        self, batch: dict[str, np.ndarray], rng: np.random.Generator
+    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], list]:
+        """Sample one action per row of ``batch``: (head indices, each [B] int32: "function"
+        and one per argument head; {"value": [B], "log_prob": [B]}, log pi of the whole
+        action; one pysc2 ``FunctionCall`` per row)."""
 
-    def act(self, observations: Any, rng: np.random.Generator) -> tuple[dict, dict, list]:
-        """(head indices, {"value", "log_prob"}, one pysc2 FunctionCall per env)."""
+    def get_weights(self) -> Weights: ...
 
     def set_weights(self, weights: Weights) -> None: ...
+
+    def head_weights(self) -> list[bool]:
+        """Which of the weights are the small output heads, sent with every update
+        (layered sync); all True sends every weight every time."""
 
 
 class NonFiniteGradients(ValueError):
@@ -158,18 +186,25 @@ class NonFiniteGradients(ValueError):
 
 
 class Learner(Protocol):
-    """Turns trajectories into gradients, and gradients into new weights.
+    """Turns trajectories into gradients, and gradients into new weights; it owns the
+    policy whose weights it learns.
 
     ``compute_gradients`` and ``apply_gradients`` raise ``NonFiniteGradients`` for
     gradients with NaN or inf, and ValueError for malformed input.
     """
 
     policy: Policy
-    optimizer: Any  # its learning rate is scaled for stale gradients (update rules)
 
-    def compute_gradients(self, trajectories: Sequence[Trajectory]) -> tuple[Weights, Metrics]: ...
+    def prepare(self, gradients: bool) -> None:
+        """Build ahead what the first calls would (graphs, buffers), so that a run's first
+        update does not wait for it; ``gradients``: this process will compute them."""
 
-    def apply_gradients(self, grads: Weights) -> None: ...
+    def compute_gradients(self, trajectories: Sequence[Trajectory]) -> tuple[Weights, Metrics]:
+        """The gradients of the loss (to descend) and the learner's metrics."""
+
+    def apply_gradients(self, grads: Weights, lr_scale: float = 1.0) -> None:
+        """One optimizer step, its learning rate times ``lr_scale`` (the update rules damp
+        stale gradients and scale averaged ones)."""
 
     def get_weights(self) -> Weights:
         """Copies the caller owns: the parameter store marks them read-only and shares
@@ -180,3 +215,23 @@ class Learner(Protocol):
     def get_optimizer_state(self) -> Weights: ...
 
     def set_optimizer_state(self, state: Weights) -> None: ...
+
+
+class Agent(Protocol):
+    """What ``agent-class`` names: the factory of one agent's parts, as in Acme's builders.
+
+    ``Config`` is a dataclass of its hyperparameters: its fields named like sc2dask's agent
+    settings (``sc2dask config show``) take the run's values, the others keep their
+    defaults. The config travels to the workers as plain data; each process builds its own
+    policy or learner from it and the env's observation spec.
+    """
+
+    Config: type
+
+    def __init__(self, config: Any) -> None: ...
+
+    def make_policy(self, obs_spec: Mapping[str, tuple]) -> Policy:
+        """A policy alone: evaluation and video play it with a checkpoint's weights."""
+
+    def make_learner(self, obs_spec: Mapping[str, tuple]) -> Learner:
+        """A learner and its policy: the client's (central), or a host's."""

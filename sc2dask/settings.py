@@ -252,6 +252,9 @@ class TrainSettings(_Section):
 class AgentSettings(_Section):
     """What the agent sees and does, and how it learns (the A2C hyperparameters)."""
 
+    agent_class: str = rule(
+        "the agent to train: module:Class following sc2dask.core.Agent", metavar="MODULE:CLASS"
+    )
     action_set: str = rule("the functions the agent may call (sc2dask/agents/spaces.py)")
     screen_layers: tuple[str, ...] = rule("pysc2 feature screen layers the network reads")
     minimap_layers: tuple[str, ...] = rule(

@@ -20,8 +20,11 @@ class Processes:
     def __init__(self, logs: Path):
         self.logs, self.started = logs, []
 
-    def start(self, name: str, *args: str, env: dict | None = None) -> subprocess.Popen:
-        """``env`` adds to this process's environment; a None value removes the variable."""
+    def start(
+        self, name: str, *args: str, env: dict | None = None, cwd: Path | None = None
+    ) -> subprocess.Popen:
+        """``env`` adds to this process's environment; a None value removes the variable.
+        ``cwd``: the folder it starts in (default this one)."""
         environ = {**os.environ, **(env or {})}
         log = open(self.logs / f"{name}.log", "wb")
         process = subprocess.Popen(
@@ -30,6 +33,7 @@ class Processes:
             stderr=subprocess.STDOUT,
             start_new_session=True,
             env={k: v for k, v in environ.items() if v is not None},
+            cwd=cwd,
         )
         self.started.append((name, process, log))
         return process

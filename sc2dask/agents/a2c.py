@@ -351,9 +351,10 @@ class Learner:
             [[tf.TensorSpec(v.shape, v.dtype) for v in variables]],
         )
 
-    def trace(self, gradients: bool = True, apply: bool = True) -> None:
-        """Trace the graphs of the gradients and of the optimizer's step now, rather than
-        in the run's first update, while the rest of the cluster waits for it."""
+    def prepare(self, gradients: bool = True, apply: bool = True) -> None:
+        """Trace the graphs of acting, of the gradients and of the optimizer's step now,
+        rather than in the run's first update, while the rest of the cluster waits for it."""
+        self.policy.forward.trace()
         if gradients:
             self._gradients.trace()
         if apply:
@@ -463,12 +464,19 @@ class Learner:
         )
         return grads, metrics
 
-    def apply_gradients(self, grads: Sequence[np.ndarray]) -> None:
-        """One Adam step (after global-norm clipping); refuses NaN/inf gradients."""
+    def apply_gradients(self, grads: Sequence[np.ndarray], lr_scale: float = 1.0) -> None:
+        """One Adam step (after global-norm clipping) at ``lr_scale`` times the learning
+        rate; refuses NaN/inf gradients."""
         variables = self.model.trainable_variables
         _check_shapes(grads, variables, "gradient", "were they computed for another config?")
         _check_finite(grads, variables, "received")
-        self._apply([tf.convert_to_tensor(g, v.dtype) for g, v in zip(grads, variables)])
+        if lr_scale != 1.0:
+            self.optimizer.learning_rate.assign(self.config.learning_rate * lr_scale)
+        try:
+            self._apply([tf.convert_to_tensor(g, v.dtype) for g, v in zip(grads, variables)])
+        finally:
+            if lr_scale != 1.0:
+                self.optimizer.learning_rate.assign(self.config.learning_rate)
 
     def get_weights(self) -> list[np.ndarray]:
         return self.policy.get_weights()
@@ -489,6 +497,9 @@ class Learner:
             )
         for value, variable in zip(state, variables):
             variable.assign(np.asarray(value).reshape(variable.shape))
+        # Adam's state holds the rate it was saved with; this run's settings decide it
+        # (a warm-up recipe resumes with a new rate).
+        self.optimizer.learning_rate.assign(self.config.learning_rate)
 
     def _check(self, trajectory: Trajectory) -> None:
         n = len(trajectory)

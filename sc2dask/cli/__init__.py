@@ -70,7 +70,7 @@ def train_agent(args: argparse.Namespace) -> int:
         )
         bar.training = handle
         console.say(
-            f"Training FullyConv A2C on {handle.settings.map} "
+            f"Training {handle.agent_settings.agent_class.replace(':', '.').rpartition('.')[2]} on {handle.settings.map} "
             f"({handle.settings.mode} updates, "
             f"{handle.settings.envs or 'all'} envs, action set "
             f"{handle.agent_settings.action_set!r}) for "
@@ -476,6 +476,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    # An agent class names a module as `python -m` would find it: from this folder too.
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         return args.run(args)
     except SC2DaskError as err:

@@ -17,8 +17,9 @@ import threading
 
 import numpy as np
 
+from ..agents.loading import build_agent
 from ..compression import Compressor, WeightDelta, apply_delta
-from ..core import GradientResult, NonFiniteGradients, RolloutResult, Work, WorkOrder
+from ..core import AgentSpec, GradientResult, NonFiniteGradients, RolloutResult, Work, WorkOrder
 from ..errors import ConfigError, SC2DaskError
 from ..game import GAME_FAILURES, EnvConfig, game_seed, load_agent_class
 from ..monitoring.telemetry import HostReporter
@@ -125,9 +126,7 @@ class EnvHost:
         this host holds (StaleWeights if it holds another).
         """
         # Building the learner starts a game and imports TensorFlow: never on the event loop.
-        learner = await asyncio.to_thread(
-            self._ensure_learner, version, weights, order.agent_config
-        )
+        learner = await asyncio.to_thread(self._ensure_learner, version, weights, order.agent)
         trajectories = await asyncio.to_thread(
             play_batch,
             self._slots,
@@ -165,10 +164,11 @@ class EnvHost:
                 scores,
                 rejected=True,
             )
+        metrics["steps"] = float(sum(len(t) for t in trajectories))
         metrics["truncated"] = truncated
         return GradientResult(self._compressor.pack(grads), metrics, scores)
 
-    async def prepare(self, agent_config, gradients: bool = False) -> dict:
+    async def prepare(self, agent: AgentSpec, gradients: bool = False) -> dict:
         """Start every game, then build the policy in the background; returns
         ``observation_spec()`` once the games run.
 
@@ -183,7 +183,7 @@ class EnvHost:
         spec = await asyncio.to_thread(self.observation_spec)
         threading.Thread(
             target=self._build_quietly,
-            args=(agent_config, gradients),
+            args=(agent, gradients),
             name="sc2dask-build",
             daemon=True,
         ).start()
@@ -196,28 +196,29 @@ class EnvHost:
         except GAME_FAILURES as exc:  # the first rollout starts it again
             slot.crashed(exc)
 
-    def _build_quietly(self, agent_config, gradients: bool) -> None:
+    def _build_quietly(self, agent: AgentSpec, gradients: bool) -> None:
         """``_build_learner`` (and the gradients' graph) ahead of the first rollout. A
         failure is left to the rollout's own call, which raises it to the client."""
         try:
-            self._build_learner(agent_config).trace(gradients=gradients, apply=False)
+            self._build_learner(agent).prepare(gradients=gradients, apply=False)
         except Exception:  # see the docstring
             log.debug("building the policy ahead of the first rollout failed", exc_info=True)
 
-    def _build_learner(self, agent_config):
+    def _build_learner(self, agent: AgentSpec):
         with self._learner_lock:
             if self._learner is None:
-                from ..agents.a2c import Learner, set_tf_threads
-
-                set_tf_threads(self._tf_threads or worker_tf_threads())
+                # TensorFlow reads these as it starts, if the agent uses it; an agent of
+                # another library never imports it.
+                threads = str(self._tf_threads or worker_tf_threads())
+                os.environ["TF_NUM_INTRAOP_THREADS"] = os.environ["TF_NUM_INTEROP_THREADS"] = (
+                    threads
+                )
                 spec = self._slots[0].ensure().observation_spec()[0]
-                learner = Learner(agent_config, spec)
-                learner.policy.forward.trace()  # every rollout needs it
-                self._learner = learner
+                self._learner = build_agent(agent).make_learner(spec)
             return self._learner
 
-    def _ensure_learner(self, version, weights, agent_config):
-        self._build_learner(agent_config)
+    def _ensure_learner(self, version, weights, agent: AgentSpec):
+        self._build_learner(agent)
         with self._learner_lock:
             if version != self._version:
                 if weights is None:

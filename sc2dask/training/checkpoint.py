@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from ..agents.loading import build_agent, load_agent_class
+from ..core import AgentSpec
 from ..errors import CheckpointError
 
 LATEST = "LATEST"
@@ -183,23 +185,27 @@ def checkpoint_agent_path(directory) -> str:
     return f"sc2dask.training.checkpoint.CheckpointAgent:{Path(directory).resolve()}"
 
 
-def agent_config(state: dict):
-    """The ``A2CConfig`` a checkpoint was trained with (older checkpoints included)."""
-    from ..agents.config import A2CConfig
+# Checkpoints written before agents were named by class are FullyConv A2C's.
+FULLYCONV_A2C = "sc2dask.agents.fullyconv_a2c:FullyConvA2C"
 
+
+def saved_agent(state: dict) -> AgentSpec:
+    """The agent a checkpoint was trained with (older checkpoints included): fields its
+    class's config no longer has are dropped, lists become tuples again."""
+    path = state.get("agent_class", FULLYCONV_A2C)
     saved = dict(state["agent_config"])
     for old, new in _RENAMED.items():
         if old in saved:
             saved[new] = saved.pop(old)
-    known = {f.name for f in dataclasses.fields(A2CConfig)}
-    values: dict[str, Any] = {
+    known = {f.name for f in dataclasses.fields(load_agent_class(path).Config)}
+    config: dict[str, Any] = {
         k: tuple(v) if isinstance(v, list) else v for k, v in saved.items() if k in known
     }
-    return A2CConfig(**values)
+    return AgentSpec(path, config)
 
 
-# The agent settings that shape the network: a checkpoint's weights fit only a run that
-# has the same ones.
+# The config fields that shape a network: a checkpoint's weights fit only a run that has
+# the same ones (where both configs have them).
 NETWORK_SETTINGS = (
     "action_set",
     "screen_layers",
@@ -212,15 +218,17 @@ NETWORK_SETTINGS = (
 )
 
 
-def network_differences(state: dict, agent) -> dict[str, object]:
-    """The network-shaping settings whose value in checkpoint ``state`` is not ``agent``'s:
-    {name: the checkpoint's value}. Map defaults change (MoveToBeacon's network shrank),
-    so a run resumed with today's defaults may not fit yesterday's weights."""
-    saved = agent_config(state)
+def network_differences(state: dict, agent: AgentSpec) -> dict[str, object]:
+    """The agent class or network-shaping fields whose value in checkpoint ``state`` is not
+    ``agent``'s: {name: the checkpoint's value}. Map defaults change (MoveToBeacon's
+    network shrank), so a run resumed with today's defaults may not fit yesterday's."""
+    saved = saved_agent(state)
+    if saved.class_path != agent.class_path:
+        return {"agent_class": saved.class_path}
     return {
-        name: getattr(saved, name)
+        name: saved.config[name]
         for name in NETWORK_SETTINGS
-        if getattr(saved, name) != getattr(agent, name)
+        if name in saved.config and saved.config[name] != agent.config.get(name)
     }
 
 
@@ -231,11 +239,11 @@ def checkpoint_env(directory) -> dict:
     if "env_config" in state:
         env = state["env_config"]
     else:  # written before checkpoints kept the env config
-        config = agent_config(state)
+        config = saved_agent(state).config
         env = {
             "map_name": state["settings"]["map"],
-            "screen": config.screen,
-            "minimap": config.minimap,
+            "screen": config["screen"],
+            "minimap": config["minimap"],
             "step_mul": state["settings"].get("step-mul", 8),
         }
     return {
@@ -253,12 +261,9 @@ class CheckpointAgent:
     """A pysc2 agent that plays a trained checkpoint (``sc2dask evaluate --checkpoint``)."""
 
     def __init__(self, directory: str):
-        from ..agents.a2c import Policy
-
         weights, _, state = load(directory)
-        self.policy = Policy(
-            agent_config(state), {k: tuple(v) for k, v in state["obs_spec"].items()}
-        )
+        agent = build_agent(saved_agent(state))
+        self.policy = agent.make_policy({k: tuple(v) for k, v in state["obs_spec"].items()})
         self.policy.set_weights(weights)
         self.rng = np.random.default_rng()
 
@@ -269,5 +274,6 @@ class CheckpointAgent:
         pass
 
     def step(self, timestep):
-        _, _, calls = self.policy.act([timestep.observation], self.rng)
+        batch = self.policy.encoder.encode_batch([timestep.observation])
+        _, _, calls = self.policy.act(batch, self.rng)
         return calls[0]

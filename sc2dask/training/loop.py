@@ -13,13 +13,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
-import importlib
 import logging
 import threading
 import time
 
 import numpy as np
 
+from ..agents.loading import agent_spec, build_agent
 from ..compression import DeltaSender
 from ..errors import ConfigError
 from ..game import EnvConfig
@@ -27,6 +27,7 @@ from ..monitoring.telemetry import TrainingPublisher
 from ..settings import AgentSettings, TrainSettings
 from . import checkpoint
 from .cluster import cluster_client
+from .code_upload import upload_agent_code
 from .dispatch import Dispatcher
 from .pool import EnvPool
 from .recorder import Progress, Recorder
@@ -155,11 +156,9 @@ class _Run:
         on_update,
         checkpoint_lock: contextlib.ExitStack | None = None,
     ):
-        from ..agents.config import A2CConfig  # no TensorFlow
-
         self._checkpoint_lock = checkpoint_lock or contextlib.ExitStack()  # until the end
         self.settings, self.agent_settings, self.on_update = opts, agent, on_update
-        self.agent_config = A2CConfig.from_settings(agent, seed=opts.seed)
+        self.agent = agent_spec(agent.agent_class, agent, seed=opts.seed)  # checked already
         self.env_config = EnvConfig(
             opts.map, screen=agent.screen, minimap=agent.minimap, step_mul=opts.step_mul
         )
@@ -177,11 +176,9 @@ class _Run:
         return 0 if self.pool is None else self.pool.host_restarts + self._game_restarts
 
     def loop(self) -> None:
-        # TensorFlow is slow to import: import it while the cluster starts.
-        threading.Thread(
-            target=_import_quietly, args=("sc2dask.agents.a2c",), name="sc2dask-import", daemon=True
-        ).start()
         try:
+            # Made before the cluster starts: an agent may start slow imports here.
+            self._client_agent = build_agent(self.agent)
             if self.client is None:
                 with cluster_client(
                     self.scheduler, self.settings.envs or len(self.settings.sc2) or None
@@ -201,6 +198,7 @@ class _Run:
         saved = checkpoint.load(opts.checkpoint_dir) if self.resume else None
         seed = opts.seed + (saved[2]["updates"] if saved else 0)  # fresh streams on resume
         publisher = TrainingPublisher(self.client, dataclasses.asdict(opts))
+        upload_agent_code(self.client, self.agent.class_path)  # before any host builds it
         with EnvPool(
             self.client,
             self.env_config,
@@ -247,7 +245,7 @@ class _Run:
             opts.layered_sync,
             self.store.learner.policy.head_weights(),
         )
-        order = rule.order(opts.rollout_steps, self.agent_config, opts.env_groups)
+        order = rule.order(opts.rollout_steps, self.agent, opts.env_groups)
         Dispatcher(
             self.pool, self.store, self.recorder, rule, order, sender, self._done, opts.envs_max
         ).run()
@@ -261,13 +259,11 @@ class _Run:
         """The client's learner, built while the hosts build their policies, once every
         host's games run (``EnvHost.prepare``)."""
         central = self.settings.mode == "central"  # else the hosts compute gradients
-        config = self.agent_config
-        prepared = self.pool.map(lambda _: lambda host: host.prepare(config, not central))
+        agent = self.agent
+        prepared = self.pool.map(lambda _: lambda host: host.prepare(agent, not central))
         _, spec = next(prepared)  # the first host's games run
-        from ..agents.a2c import Learner
-
-        learner = Learner(self.agent_config, spec)
-        learner.trace(gradients=central)
+        learner = self._client_agent.make_learner(spec)
+        learner.prepare(gradients=central, apply=True)
         for _ in prepared:
             pass
         return learner
@@ -299,7 +295,8 @@ class _Run:
                 "scores": list(p.scores),
                 "settings": dataclasses.asdict(self.settings),
                 "env_config": dataclasses.asdict(self.env_config),
-                "agent_config": dataclasses.asdict(self.agent_config),
+                "agent_class": self.agent.class_path,
+                "agent_config": self.agent.config,
                 "obs_spec": self.store.learner.policy.obs_spec,
                 # env hosts draw actions from streams seeded with this
                 "rng_seed": self.settings.seed + p.updates,
@@ -322,12 +319,3 @@ class _Run:
             state["episodes"],
         )
         p.scores.extend(state["scores"])
-
-
-def _import_quietly(module: str) -> None:
-    """Import ``module`` ahead of need; a failure is left for the import that needs it,
-    which reports it where the user sees it."""
-    try:
-        importlib.import_module(module)
-    except Exception:  # see the docstring
-        pass

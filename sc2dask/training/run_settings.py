@@ -12,6 +12,8 @@ import difflib
 from collections.abc import Mapping
 from typing import Any
 
+from ..agents.loading import agent_spec
+from ..core import AgentSpec
 from ..errors import ConfigError
 from ..game import check_map
 from ..settings import DEFAULT_ORIGIN, AgentSettings, TrainSettings, is_default, load
@@ -25,6 +27,7 @@ class RunSettings:
     train: TrainSettings
     agent: AgentSettings
     origins: Mapping[str, str]
+    agent_spec: AgentSpec  # the agent class and its config, checked
 
 
 def resolve_run(
@@ -41,6 +44,7 @@ def resolve_run(
     opts = loaded.values
     agent = load(AgentSettings, agent_overrides, origin=origin, map_name=opts.map).values
     check_settings(opts, agent, loaded.origins)
+    spec = agent_spec(agent.agent_class, agent, seed=opts.seed)  # ConfigError: not an agent
     if resume and not opts.checkpoint_dir:
         raise ConfigError(
             "Resuming continues a run from its checkpoint-dir; give the folder "
@@ -48,9 +52,9 @@ def resolve_run(
             "sc2dask.train.checkpoint-dir)."
         )
     if resume:  # a missing or corrupt checkpoint, or one of another network
-        check_resumable(opts.checkpoint_dir, agent)
+        check_resumable(opts.checkpoint_dir, spec)
     check_map(opts.map, attached=bool(opts.sc2))
-    return RunSettings(opts, agent, loaded.origins)
+    return RunSettings(opts, agent, loaded.origins, spec)
 
 
 def check_settings(
@@ -89,7 +93,7 @@ def check_settings(
         )
 
 
-def check_resumable(directory, agent: AgentSettings) -> None:
+def check_resumable(directory, agent: AgentSpec) -> None:
     """ConfigError, before any cluster starts, when this run's network would not fit the
     checkpoint's weights; it names the settings that give the checkpoint's network."""
     _, _, state = checkpoint.load(directory)

@@ -23,7 +23,6 @@ class ParameterStore:
         self.learner = learner
         self.version = 0
         self.rejected = 0
-        self._base_lr = float(learner.optimizer.learning_rate.numpy())
         self._lock = threading.Lock()
         self._read: list[np.ndarray] | None = None  # this version's weights, read once
 
@@ -46,16 +45,11 @@ class ParameterStore:
     def apply(self, grads, lr_scale: float = 1.0) -> bool:
         """One optimizer step; NaN/inf gradients are rejected (logged), returning False."""
         with self._lock:
-            if lr_scale != 1.0:
-                self.learner.optimizer.learning_rate.assign(self._base_lr * lr_scale)
             try:
-                self.learner.apply_gradients(grads)
+                self.learner.apply_gradients(grads, lr_scale=lr_scale)
             except NonFiniteGradients as exc:
                 self.reject(exc)
                 return False
-            finally:
-                if lr_scale != 1.0:
-                    self.learner.optimizer.learning_rate.assign(self._base_lr)
             self.version += 1
             self._read = None
             return True
@@ -71,9 +65,5 @@ class ParameterStore:
         with self._lock:
             self.learner.set_weights(weights)
             self.learner.set_optimizer_state(optimizer_state)
-            # Adam's state holds the rate it was saved with; this run's settings decide it
-            # (README.md's warm-up recipe resumes with a new rate), and apply() only sets
-            # it for scaled steps.
-            self.learner.optimizer.learning_rate.assign(self._base_lr)
             self.version = version
             self._read = None

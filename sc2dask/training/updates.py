@@ -32,7 +32,15 @@ import typing
 import numpy as np
 
 from .. import compression
-from ..core import GradientResult, Metrics, NonFiniteGradients, RolloutResult, Work, WorkOrder
+from ..core import (
+    AgentSpec,
+    GradientResult,
+    Metrics,
+    NonFiniteGradients,
+    RolloutResult,
+    Work,
+    WorkOrder,
+)
 from ..errors import ConfigError
 from ..settings import AsyncDamping, TrainSettings
 from .recorder import Recorder
@@ -55,11 +63,9 @@ class UpdateRule:
         self.store, self.recorder = store, recorder
         self.compression, self.fraction = compression, fraction  # how gradients travel
 
-    def order(self, n_steps: int, agent_config, env_groups: int = 1) -> WorkOrder:
+    def order(self, n_steps: int, agent: AgentSpec, env_groups: int = 1) -> WorkOrder:
         """The work this rule asks of every host, for rollouts of ``n_steps``."""
-        return WorkOrder(
-            self.work, n_steps, agent_config, env_groups, self.compression, self.fraction
-        )
+        return WorkOrder(self.work, n_steps, agent, env_groups, self.compression, self.fraction)
 
     def on_result(self, placement, result, version: int) -> list:
         """Take ``result`` of ``placement``'s work at ``version``; return the placements

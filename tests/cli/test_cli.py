@@ -68,7 +68,7 @@ def test_train_shows_a_few_lines_and_a_bar_and_logs_to_a_file(tmp_path):
         lines[3].split(":")[0],
         "Done",
     ]
-    assert lines[3].startswith("Training FullyConv A2C on MoveToBeacon (central updates")
+    assert lines[3].startswith("Training FullyConvA2C on MoveToBeacon (central updates")
     assert re.search(r"Done: \d+ agent steps, \d+ updates", lines[-1])
     bar = done.stderr.replace("\r", "\n")
     assert "step/s" in bar and "updates" in bar and "score(100)" in bar and "restarts" in bar

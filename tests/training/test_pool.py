@@ -12,9 +12,10 @@ import pytest
 from distributed import Client
 
 from sc2dask import evaluate
-from sc2dask.agents.config import A2CConfig
+from sc2dask.agents.loading import agent_spec
 from sc2dask.errors import CheckpointError, ConfigError, NoCapacityError, UnknownMapError
 from sc2dask.game import EnvConfig
+from sc2dask.settings import AgentSettings, load
 from sc2dask.training.cluster import local_cluster
 from sc2dask.training.pool import EnvPool
 
@@ -87,8 +88,9 @@ def test_prepare_leaves_every_game_running_and_returns_the_observation_spec(clie
     """What a run does as it starts (``EnvHost.prepare``), so its first rollout plays at once."""
     with EnvPool(client, SMALL, n_envs=2) as pool:
         (placement,) = pool.placements
-        config = A2CConfig(action_set="move", screen=16, minimap=16)
-        spec = pool.call(placement, lambda host: host.prepare(config))
+        settings = load(AgentSettings, {"action_set": "move", "screen": 16, "minimap": 16}).values
+        agent = agent_spec(settings.agent_class, settings)
+        spec = pool.call(placement, lambda host: host.prepare(agent))
         pids = [env["sc2_pid"] for env in pool.call(placement, STATS)["envs"]]
         assert all(pid is not None and psutil.pid_exists(pid) for pid in pids)
         assert spec == pool.call(placement, lambda host: host.observation_spec())

@@ -1,0 +1,1 @@
+"""Small, complete examples written against sc2dask's public interfaces."""

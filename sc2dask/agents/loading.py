@@ -1,0 +1,68 @@
+"""Agents by dotted path: ``agent-class`` names a class that follows ``sc2dask.core.Agent``.
+
+The client checks the class before any cluster starts, and sends an ``AgentSpec`` (the
+path and the config's fields: plain data) with the work; each worker imports the class
+and builds its own policy and learner from the spec, off its event loop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from typing import Any
+
+from ..core import Agent, AgentSpec
+from ..errors import ConfigError
+
+EXAMPLE = "examples.custom_agent:Agent"
+REQUIRED = ("make_policy", "make_learner")
+
+
+def load_agent_class(path: str) -> type[Agent]:
+    """The class ``path`` names (``module:Class`` or ``module.Class``), checked to be an
+    agent; ConfigError names what is missing and how to fix it."""
+    module_name, colon, class_name = path.partition(":")
+    if not colon:
+        module_name, _, class_name = path.rpartition(".")
+    if not module_name or not class_name:
+        raise ConfigError(f"agent-class {path!r} is not module:Class; give one such as {EXAMPLE}.")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(
+            f"agent-class {path!r}: cannot import {module_name!r} ({exc}); put it on the "
+            f"Python path (run from its folder, or install it), e.g. {EXAMPLE}."
+        ) from None
+    agent_class = getattr(module, class_name, None)
+    if not isinstance(agent_class, type):
+        raise ConfigError(
+            f"agent-class {path!r}: {module_name!r} has no class {class_name!r}; name a class "
+            f"that follows sc2dask.core.Agent, e.g. {EXAMPLE}."
+        )
+    missing = [name for name in REQUIRED if not callable(getattr(agent_class, name, None))]
+    config = getattr(agent_class, "Config", None)
+    if not (isinstance(config, type) and dataclasses.is_dataclass(config)):
+        missing.insert(0, "Config (a dataclass of its hyperparameters)")
+    if missing:
+        raise ConfigError(
+            f"agent-class {path!r} is not an agent: it has no {', '.join(missing)}; "
+            f"follow sc2dask.core.Agent (see {EXAMPLE})."
+        )
+    return agent_class
+
+
+def agent_spec(path: str, settings: Any, seed: int = 0) -> AgentSpec:
+    """The spec of agent ``path`` for a run: its config's fields named like a field of the
+    agent ``settings`` take the run's values, ``seed`` the run's seed, the others keep
+    their defaults."""
+    agent_class = load_agent_class(path)
+    given = dataclasses.asdict(settings) | {"seed": seed}
+    fields = {f.name for f in dataclasses.fields(agent_class.Config)}
+    config = agent_class.Config(**{k: v for k, v in given.items() if k in fields})
+    return AgentSpec(path, dataclasses.asdict(config))
+
+
+def build_agent(spec: AgentSpec) -> Agent:
+    """The agent of ``spec``, made in this process."""
+    agent_class = load_agent_class(spec.class_path)
+    return agent_class(agent_class.Config(**spec.config))

@@ -1,0 +1,52 @@
+"""`sc2dask train --agent-class`: a user's own agent (examples/custom_agent.py) trains in every
+mode, checkpoints and is evaluated like the built-in one; a class that is no agent is one
+line and exit code 2."""
+
+import json
+
+import pytest
+
+from tests.cli.test_cli import _run
+
+pytestmark = pytest.mark.usefixtures("sc2path")
+CUSTOM = ["--agent-class", "examples.custom_agent:Agent"]
+SHORT = ["--map", "MoveToBeacon", "--envs", "2", "--max-steps", "3000", "--json"]
+
+
+def _summary(done) -> dict:
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.cluster
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_custom_agent_trains_in_each_mode(tmp_path, mode):
+    summary = _summary(_run(["train", *CUSTOM, *SHORT, "--mode", mode], tmp_path))
+    assert summary["mode"] == mode and summary["agent_steps"] >= 3000 and summary["updates"] > 0
+
+
+@pytest.mark.cluster
+def test_a_custom_agent_trains_centrally_checkpoints_resumes_and_is_evaluated(tmp_path):
+    run = ["train", *CUSTOM, *SHORT, "--checkpoint-dir", str(tmp_path / "run")]
+    first = _summary(_run(run, tmp_path))
+    assert first["mode"] == "central" and first["updates"] > 0
+    resumed = _summary(_run([*run, "--resume", "--max-steps", "4000"], tmp_path))
+    assert resumed["agent_steps"] >= 4000 and resumed["updates"] > first["updates"]
+    done = _run(
+        ["evaluate", "--checkpoint", str(tmp_path / "run"), "--episodes", "2", "--json"], tmp_path
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1])["episodes"] == 2
+
+
+@pytest.mark.parametrize(
+    "path, says",
+    [
+        ("no_such_module:Agent", "cannot import 'no_such_module'"),
+        ("examples.custom_agent:LinearPolicy", "is not an agent: it has no Config"),
+    ],
+)
+def test_an_agent_class_that_is_no_agent_is_one_line_and_exit_2(tmp_path, path, says):
+    done = _run(["train", "--agent-class", path, *SHORT], tmp_path, timeout=60)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and says in lines[0], done.stderr[-2000:]
