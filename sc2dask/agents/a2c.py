@@ -1,4 +1,4 @@
-"""Synchronous advantage actor-critic (A2C) with the FullyConv network.
+"""Synchronous advantage actor-critic (A2C), with the FullyConv network or another builder's.
 
 Read top to bottom: the policy that env hosts run (``Policy.act``), the returns
 (``discounted_returns``, and ``advantage_operator``, the same as a matrix for the graph),
@@ -7,7 +7,9 @@ and applies them (``Learner``). The hyperparameters (``A2CConfig``) are in
 ``sc2dask/agents/config.py``, which does not import TensorFlow.
 Weights, gradients and optimizer state leave this module as lists of numpy arrays:
 Keras 3 models do not pickle through distributed, so each process rebuilds the model
-from ``(A2CConfig, obs_spec)`` and loads the arrays.
+from ``(A2CConfig, obs_spec)`` and loads the arrays. The network is a ``ModelBuilder``
+argument (``build_fullyconv`` unless the agent class passes another): any model with the
+same inputs and output dict serves this loss and learner.
 
 How a ``Trajectory`` is filled (``Trajectory.from_steps`` does it from per-step records):
 ``observations[k]`` is ``[T + 1, ...]`` for each key of ``ObservationEncoder.spec()``;
@@ -23,7 +25,7 @@ timestep that step t's action produced.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import keras
 import numpy as np
@@ -32,9 +34,13 @@ import tensorflow as tf
 from ..core import NonFiniteGradients, Trajectory
 from .config import A2CConfig
 from .fullyconv import build_fullyconv
-from .spaces import ObservationEncoder
+from .spaces import ActionSet, InputSpec, ObservationEncoder
 
 log = logging.getLogger(__name__)
+
+# (encoder spec, action set, config) -> a Keras model with ``build_fullyconv``'s inputs and
+# outputs; its head layers named as ``Policy.head_weights`` expects.
+ModelBuilder = Callable[[Mapping[str, InputSpec], ActionSet, A2CConfig], keras.Model]
 
 # Logit given to functions the game does not allow now. Finite (unlike -inf) so the
 # entropy's p * log p stays 0 * big = 0 and its gradient never becomes NaN; exp() of it
@@ -94,12 +100,17 @@ class _Graph:
 class Policy:
     """The network plus what it needs to act in pysc2: encoder and action set."""
 
-    def __init__(self, config: A2CConfig, obs_spec: Mapping[str, tuple]):
+    def __init__(
+        self,
+        config: A2CConfig,
+        obs_spec: Mapping[str, tuple],
+        build_model: ModelBuilder = build_fullyconv,
+    ):
         self.config = config
         self.obs_spec = {k: tuple(v) for k, v in obs_spec.items()}  # plain, picklable
         self.encoder = ObservationEncoder(self.obs_spec, config)
         self.action_set = self.encoder.action_set
-        self.model = build_fullyconv(self.encoder.spec(), self.action_set, config)
+        self.model = build_model(self.encoder.spec(), self.action_set, config)
         self.input_keys = tuple(
             k for k in ("screen", "minimap", "player") if k in self.encoder.spec()
         )
@@ -318,9 +329,14 @@ class Learner:
     parameter store calls ``apply_gradients`` and checkpoints weights plus optimizer state.
     """
 
-    def __init__(self, config: A2CConfig, obs_spec: Mapping[str, tuple]):
+    def __init__(
+        self,
+        config: A2CConfig,
+        obs_spec: Mapping[str, tuple],
+        build_model: ModelBuilder = build_fullyconv,
+    ):
         self.config = config
-        self.policy = Policy(config, obs_spec)
+        self.policy = Policy(config, obs_spec, build_model)
         self.model = self.policy.model
         self.optimizer = keras.optimizers.Adam(
             config.learning_rate, epsilon=config.adam_epsilon, global_clipnorm=config.max_grad_norm
