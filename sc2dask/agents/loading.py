@@ -13,6 +13,7 @@ from typing import Any
 
 from ..core import Agent, AgentSpec
 from ..errors import ConfigError
+from ..settings import AgentSettings, load
 
 EXAMPLE = "examples.custom_agent:Agent"
 REQUIRED = ("make_policy", "make_learner")
@@ -51,10 +52,23 @@ def load_agent_class(path: str) -> type[Agent]:
     return agent_class
 
 
-def agent_spec(path: str, settings: Any, seed: int = 0) -> AgentSpec:
-    """The spec of agent ``path`` for a run: its config's fields named like a field of the
-    agent ``settings`` take the run's values, ``seed`` the run's seed, the others keep
-    their defaults."""
+def agent_spec(
+    path: str | None = None,
+    settings: Any = None,
+    seed: int = 0,
+    map_name: str | None = None,
+    **overrides: Any,
+) -> AgentSpec:
+    """The spec of agent ``path`` (default: ``settings``' agent-class) for a run: its
+    config's fields named like a field of the agent ``settings`` take their values,
+    ``seed`` the run's seed, the others keep their defaults.
+
+    Without ``settings``, they are loaded (``sc2dask.agent`` config, ``map_name``'s
+    defaults, ``overrides`` on top), as a notebook's own loop wants them.
+    """
+    if settings is None:
+        settings = load(AgentSettings, overrides, map_name=map_name).values
+    path = path or settings.agent_class
     agent_class = load_agent_class(path)
     given = dataclasses.asdict(settings) | {"seed": seed}
     fields = {f.name for f in dataclasses.fields(agent_class.Config)}

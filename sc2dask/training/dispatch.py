@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 
 from ..compression import DeltaSender, payload_nbytes
-from ..core import Weights, WorkOrder
+from ..core import WorkOrder
 from ..runtime.env_host import StaleWeights
 from .placement import Placement
 from .pool import EnvPool
@@ -42,51 +42,59 @@ class Dispatcher:
         self.pool, self.store, self.recorder, self.rule = pool, store, recorder, rule
         self.order, self.sender, self.done, self.envs_max = order, sender, done, envs_max
         self._versions_held: dict[int, int] = {}  # id(placement) -> its host's version
-        self._pending: dict[concurrent.futures.Future, Placement] = {}
-        self._threads = concurrent.futures.ThreadPoolExecutor(
-            max(len(pool.placements), envs_max or 0), thread_name_prefix="sc2dask-work"
-        )
+        self._pending: dict[concurrent.futures.Future, tuple[Placement, int]] = {}
         self._hosts = len(pool.placements)
         self._looked = time.monotonic()  # the last look for workers that joined
 
     def run(self) -> None:
         """Give every host work, then pass each result to the rule until the run is done;
         work in flight then finishes before the hosts close."""
-        try:
-            for placement in self.pool.placements:
-                self.give_work(placement)
-            while self._pending and not self.done():
-                finished, _ = concurrent.futures.wait(
-                    self._pending,
-                    timeout=GROW_EVERY if self.envs_max else None,
-                    return_when=concurrent.futures.FIRST_COMPLETED,
-                )
-                if self.envs_max and time.monotonic() - self._looked >= GROW_EVERY:
-                    self.grow()
-                for future in finished:
-                    self.on_result(self._pending.pop(future), future)
-                self.resize()
-            for future in self._pending:
-                future.result()
-        finally:  # after an error, work in flight is not waited for: the pool closes it
-            self._threads.shutdown(wait=False, cancel_futures=True)
+        for placement in self.pool.placements:
+            self.give_work(placement)
+        while self._pending and not self.done():
+            finished, _ = concurrent.futures.wait(
+                self._pending,
+                timeout=GROW_EVERY if self.envs_max else None,
+                return_when=concurrent.futures.FIRST_COMPLETED,
+            )
+            if self.envs_max and time.monotonic() - self._looked >= GROW_EVERY:
+                self.grow()
+            for future in finished:
+                self.on_result(future, *self._pending.pop(future))
+            self.resize()
+        for future in self._pending:
+            future.result()
 
-    def give_work(self, placement: Placement) -> None:
-        """Ask ``placement``'s host for the rule's work on the newest weights."""
+    def give_work(self, placement: Placement, whole: bool = False) -> None:
+        """Ask ``placement``'s host for the rule's work on the newest weights: none when it
+        holds them, else a delta from those it holds, or ``whole``."""
         if placement.released or self.done():  # its worker is retiring, or the run ends
             return
-        weights: Weights | None  # None: the host holds this version already
         version, weights = self.store.snapshot()
-        if self._versions_held.get(id(placement)) == version:
-            weights = None  # the host has them: send only the version
-        self._versions_held[id(placement)] = version
-        self._pending[self._threads.submit(self._work, placement, version, weights)] = placement
+        key = id(placement)
+        if whole:
+            payload = self.sender.whole(key, version, weights)
+        elif self._versions_held.get(key) == version:
+            payload = None  # the host has them: send only the version
+        else:
+            payload = self.sender.encode(key, version, weights)
+        self._versions_held[key] = version
+        if payload is not None:
+            self.recorder.sent(payload_nbytes(payload))
+        order = self.order
+        future = self.pool.submit(placement, lambda host: host.work(order, version, payload))
+        self._pending[future] = (placement, version)
 
-    def on_result(self, placement: Placement, future: concurrent.futures.Future) -> None:
+    def on_result(
+        self, future: concurrent.futures.Future, placement: Placement, version: int
+    ) -> None:
         """Hand a host's finished work to the rule, and give work to the hosts it names."""
         try:
-            result, version = future.result()
+            result = future.result()
         except HostDropped:  # its worker left or retires: the others carry on
+            return
+        except StaleWeights:  # a host recreated since holds other weights, or none
+            self.give_work(placement, whole=True)
             return
         plays_ahead = self.rule.plays_ahead
         if plays_ahead:
@@ -97,8 +105,8 @@ class Dispatcher:
 
     def grow(self) -> None:
         """Start hosts on workers that joined, up to ``envs_max`` envs, and give them work."""
+        assert self.envs_max is not None  # only an elastic run grows
         self._looked = time.monotonic()
-        assert self.envs_max is not None  # run() grows only an elastic run
         for placement in self.pool.grow(self.envs_max):
             self.give_work(placement)
 
@@ -108,21 +116,3 @@ class Dispatcher:
             self._hosts = len(self.pool.placements)
             for ready in self.rule.resize(self._hosts):
                 self.give_work(ready)
-
-    def _work(self, placement: Placement, version: int, weights):
-        """(result, version) of the host's work; ``weights`` None: it holds them. A host
-        recreated since holds other weights, or none: it gets the newest whole."""
-        try:
-            payload = (
-                None if weights is None else self.sender.encode(id(placement), version, weights)
-            )
-            return self._call(placement, version, payload)
-        except StaleWeights:
-            version, weights = self.store.snapshot()
-        return self._call(placement, version, self.sender.whole(id(placement), version, weights))
-
-    def _call(self, placement: Placement, version: int, payload):
-        if payload is not None:
-            self.recorder.sent(payload_nbytes(payload))
-        order = self.order
-        return self.pool.call(placement, lambda host: host.work(order, version, payload)), version

@@ -32,6 +32,7 @@ from .supervisor import ACTOR_LOST, START_TIMEOUT, HostDropped, HostSupervisor, 
 log = logging.getLogger(__name__)
 
 MAX_TRIES = 5
+MAX_CALLS_IN_FLIGHT = 256
 Request = Callable[[Any], Any]  # an EnvHost actor proxy -> the future of one of its calls
 
 
@@ -64,7 +65,8 @@ class EnvPool:
         else:
             capacity = require_capacity(client, n_envs)
             self.placements = plan_placements(capacity, n_envs or sum(capacity.values()), seed)
-        self._threads = concurrent.futures.ThreadPoolExecutor(max(4, len(self.placements)))
+        # Threads start as calls need them: one per call in flight, however the pool grows.
+        self._threads = concurrent.futures.ThreadPoolExecutor(MAX_CALLS_IN_FLIGHT)
         for future in [self._threads.submit(self.supervisor.start, p) for p in self.placements]:
             future.result()
 
@@ -197,10 +199,16 @@ class EnvPool:
             )
             raise
 
+    def submit(self, placement: Placement, request: Request) -> concurrent.futures.Future:
+        """``call`` without waiting: a Future of the host's answer, which
+        ``concurrent.futures.as_completed`` and ``wait`` gather. The layer a training loop
+        of your own stands on, as ``sc2dask.train``'s does (``training/dispatch.py``)."""
+        return self._threads.submit(self.call, placement, request)
+
     def map(self, request_for: Callable[[Placement], Request]) -> Iterator[tuple[Placement, Any]]:
         """``call`` every host at once, with ``request_for(placement)``; yields
         (placement, result) as they finish."""
-        futures = {self._threads.submit(self.call, p, request_for(p)): p for p in self.placements}
+        futures = {self.submit(p, request_for(p)): p for p in self.placements}
         for future in concurrent.futures.as_completed(futures):
             yield futures[future], future.result()
 
