@@ -231,7 +231,7 @@ class Agent(Protocol):
     def __init__(self, config: Any) -> None: ...
 
     def make_policy(self, obs_spec: Mapping[str, tuple]) -> Policy:
-        """A policy alone: evaluation and video play it with a checkpoint's weights."""
+        """A policy alone: evaluation plays it with a checkpoint's weights."""
 
     def make_learner(self, obs_spec: Mapping[str, tuple]) -> Learner:
         """A learner and its policy: the client's (central), or a host's."""

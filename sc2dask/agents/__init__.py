@@ -2,8 +2,9 @@
 
 ``spaces`` (``ObservationEncoder``, ``ActionSet``: what an agent sees and does) imports no
 TensorFlow. ``fullyconv_a2c`` is the default agent class, ``a2c`` its policy and learner,
-``fullyconv`` its network and ``config`` its hyperparameters. Other code names an agent by
-its class path (``sc2dask.agents.loading``), never by import.
+``fullyconv`` its network and ``config`` its hyperparameters; ``relational_a2c`` is the
+relational agent (``relational``: its network, on FullyConv's parts). Other code names an
+agent by its class path (``sc2dask.agents.loading``), never by import.
 """
 
 from .spaces import ActionSet, ObservationEncoder

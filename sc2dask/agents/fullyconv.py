@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping
+from typing import Any
 
 import keras
 from keras import layers, ops
@@ -25,94 +26,128 @@ def build_fullyconv(
     """A model from encoded observations to logits for every head of ``action_set``.
 
     Inputs: "screen", "minimap" (if the encoder has minimap layers), "player" as
-    ``ObservationEncoder`` makes them (with a batch axis). Outputs: a dict of unmasked logits, "function" [B, n_functions] and one
-    [B, n] per argument head (spatial heads flattened row-major), and "value" [B].
+    ``ObservationEncoder`` makes them (with a batch axis). Outputs: a dict of unmasked
+    logits, "function" [B, n_functions] and one [B, n] per argument head (spatial heads
+    flattened row-major), and "value" [B].
     """
-    # Keras mixed precision: the body computes in float16/bfloat16 (weights stay float32);
-    # the logits and the value compute in float32, so softmax and returns keep their range.
-    body = keras.DTypePolicy(config.precision)
     if config.dense_grid < 1:
         raise ConfigError(f"dense_grid must be at least 1, got {config.dense_grid}")
-    seeds = itertools.count(config.seed * 1000)  # one seed per layer: same config, same weights
+    parts = NetworkParts(config)
+    inputs, state = parts.encode(encoder_spec, action_set)
+    # Non-spatial path: strided convs down to a small grid, then one dense layer.
+    x = parts.shrink(state["screen"], config.dense_grid, "shrink_conv")
+    x = layers.Concatenate(dtype=parts.body, name="dense_input")(
+        [layers.Flatten(dtype=parts.body)(x), inputs["player"]]
+    )
+    return keras.Model(inputs, parts.heads(action_set, state, x), name="fullyconv")
 
-    def init(gain=1.0):
-        return keras.initializers.Orthogonal(gain, seed=next(seeds))
 
-    spatial = [k for k in ("screen", "minimap") if k in encoder_spec]
-    inputs = {
-        k: keras.Input(encoder_spec[k].shape, dtype=encoder_spec[k].dtype.name, name=k)
-        for k in (*spatial, "player")
-    }
-    player = inputs["player"]
+class NetworkParts:
+    """FullyConv's parts, shared with the networks built on its encoding (``relational``).
 
-    towers = {}
-    for name in spatial:
-        x = _feature_layers(
-            inputs[name], encoder_spec[name].layers, name, seeds, config.one_hot_max
-        )
-        for i, (filters, kernel) in enumerate(zip(config.conv_filters, config.conv_kernels)):
+    Keras mixed precision: the body computes in float16/bfloat16 (weights stay float32);
+    the logits and the value compute in float32, so softmax and returns keep their range.
+    Every layer draws the next seed: the same config gives the same weights.
+    """
+
+    def __init__(self, config):
+        self.config = config
+        self.body = keras.DTypePolicy(config.precision)
+        self.seeds = itertools.count(config.seed * 1000)
+
+    def init(self, gain: float = 1.0):
+        return keras.initializers.Orthogonal(gain, seed=next(self.seeds))
+
+    def encode(self, encoder_spec: Mapping[str, InputSpec], action_set: ActionSet):
+        """(inputs, the state at each resolution a head needs): feature layers, two convs
+        per tower, both towers at that resolution and the player's features over every
+        cell."""
+        config, body = self.config, self.body
+        spatial = [k for k in ("screen", "minimap") if k in encoder_spec]
+        inputs = {
+            k: keras.Input(encoder_spec[k].shape, dtype=encoder_spec[k].dtype.name, name=k)
+            for k in (*spatial, "player")
+        }
+        towers = {}
+        for name in spatial:
+            x = _feature_layers(
+                inputs[name], encoder_spec[name].layers, name, self.seeds, config.one_hot_max
+            )
+            for i, (filters, kernel) in enumerate(zip(config.conv_filters, config.conv_kernels)):
+                x = layers.Conv2D(
+                    filters,
+                    kernel,
+                    padding="same",
+                    activation="relu",
+                    kernel_initializer=self.init(),
+                    dtype=body,
+                    name=f"{name}_conv{i}",
+                )(x)
+            towers[name] = x
+
+        def state_at(resolution):
+            height, width = towers[resolution].shape[1:3]
+            parts = [
+                towers[k]
+                if towers[k].shape[1:3] == (height, width)
+                else layers.Resizing(height, width, dtype=body, name=f"{k}_at_{resolution}")(
+                    towers[k]
+                )
+                for k in spatial
+            ]
+            return layers.Concatenate(dtype=body, name=f"{resolution}_state")(
+                [*parts, _broadcast(inputs["player"], towers[resolution])]
+            )
+
+        state = {"screen": state_at("screen")}
+        if "minimap" in action_set.heads:
+            state["minimap"] = state_at("minimap")
+        return inputs, state
+
+    def shrink(self, x, grid: int, name: str):
+        """Strided 3x3 convs until ``x`` [B, H, W, c] is at most ``grid`` cells a side."""
+        shrinks = 0
+        while max(x.shape[1:3]) > grid:
             x = layers.Conv2D(
-                filters,
-                kernel,
+                self.config.conv_filters[-1],
+                3,
+                strides=2,
                 padding="same",
                 activation="relu",
-                kernel_initializer=init(),
-                dtype=body,
-                name=f"{name}_conv{i}",
+                kernel_initializer=self.init(),
+                dtype=self.body,
+                name=f"{name}{shrinks}",
             )(x)
-        towers[name] = x
+            shrinks += 1
+        return x
 
-    # The state at each resolution: both towers (the other one resized) and the
-    # non-spatial features broadcast over every cell.
-    def state_at(resolution):
-        height, width = towers[resolution].shape[1:3]
-        parts = [
-            towers[k]
-            if towers[k].shape[1:3] == (height, width)
-            else layers.Resizing(height, width, dtype=body, name=f"{k}_at_{resolution}")(towers[k])
-            for k in spatial
-        ]
-        return layers.Concatenate(dtype=body, name=f"{resolution}_state")(
-            [*parts, _broadcast(player, towers[resolution])]
-        )
-
-    state = {"screen": state_at("screen")}
-    if "minimap" in action_set.heads:
-        state["minimap"] = state_at("minimap")
-
-    # Non-spatial path: strided convs down to a small grid, then one dense layer.
-    x, shrinks = state["screen"], 0
-    while max(x.shape[1:3]) > config.dense_grid:
-        x = layers.Conv2D(
-            config.conv_filters[-1],
-            3,
-            strides=2,
-            padding="same",
+    def heads(self, action_set: ActionSet, spatial: Mapping[str, Any], features) -> dict:
+        """The outputs: one logit per cell of ``spatial[resolution]`` for each spatial
+        head, and a dense layer over ``features`` for the other heads and the value. The
+        head layers are named ``<head>_logits`` and ``value_dense`` (``head_weights``)."""
+        hidden = layers.Dense(
+            self.config.dense_units,
             activation="relu",
-            kernel_initializer=init(),
-            dtype=body,
-            name=f"shrink_conv{shrinks}",
-        )(x)
-        shrinks += 1
-    x = layers.Concatenate(dtype=body, name="dense_input")([layers.Flatten(dtype=body)(x), player])
-    hidden = layers.Dense(
-        config.dense_units, activation="relu", kernel_initializer=init(), dtype=body, name="dense"
-    )(x)
-
-    outputs = {}
-    for head, size in action_set.heads.items():
-        if head in SPATIAL_ARGS:  # one logit per cell of the screen or minimap
-            logits = layers.Conv2D(
-                1, 1, kernel_initializer=init(0.01), dtype="float32", name=f"{head}_logits"
-            )(state[SPATIAL_ARGS[head]])
-            outputs[head] = layers.Flatten(name=f"{head}_flat")(logits)
-        else:
-            outputs[head] = layers.Dense(
-                size, kernel_initializer=init(0.01), dtype="float32", name=f"{head}_logits"
-            )(hidden)
-    value = layers.Dense(1, kernel_initializer=init(), dtype="float32", name="value_dense")(hidden)
-    outputs["value"] = layers.Reshape((), name="value")(value)
-    return keras.Model(inputs, outputs, name="fullyconv")
+            kernel_initializer=self.init(),
+            dtype=self.body,
+            name="dense",
+        )(features)
+        outputs = {}
+        for head, size in action_set.heads.items():
+            if head in SPATIAL_ARGS:  # one logit per cell of the screen or minimap
+                logits = layers.Conv2D(
+                    1, 1, kernel_initializer=self.init(0.01), dtype="float32", name=f"{head}_logits"
+                )(spatial[SPATIAL_ARGS[head]])
+                outputs[head] = layers.Flatten(name=f"{head}_flat")(logits)
+            else:
+                outputs[head] = layers.Dense(
+                    size, kernel_initializer=self.init(0.01), dtype="float32", name=f"{head}_logits"
+                )(hidden)
+        value = layers.Dense(
+            1, kernel_initializer=self.init(), dtype="float32", name="value_dense"
+        )(hidden)
+        outputs["value"] = layers.Reshape((), name="value")(value)
+        return outputs
 
 
 def _feature_layers(x, specs: tuple[LayerSpec, ...], name: str, seeds, one_hot_max: int):

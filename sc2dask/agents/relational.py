@@ -15,7 +15,6 @@ precision; and there is no recurrent core, so rollouts carry no state.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Mapping
 
@@ -23,8 +22,8 @@ import keras
 import numpy as np
 from keras import layers, ops
 
-from .fullyconv import build_fullyconv
-from .spaces import SPATIAL_ARGS, ActionSet, InputSpec
+from .fullyconv import NetworkParts
+from .spaces import ActionSet, InputSpec
 
 
 def build_relational(
@@ -36,38 +35,12 @@ def build_relational(
 
     ``config`` is a ``RelationalConfig`` (``sc2dask/agents/relational_a2c.py``).
     """
-    body = keras.DTypePolicy(config.precision)
-    # FullyConv's layers draw from seed * 1000 on; these from an offset, so none repeats.
-    seeds = itertools.count(config.seed * 1000 + 500)
-
-    def init(gain=1.0):
-        return keras.initializers.Orthogonal(gain, seed=next(seeds))
-
-    # The input encoding is FullyConv's own (feature layers, two convs, the player's
-    # features over every cell): its layers up to the state at each resolution the heads
-    # need. The rest of that model is left unused.
-    encoding = build_fullyconv(encoder_spec, action_set, config)
-    inputs = encoding.input
-    state = {
-        resolution: encoding.get_layer(f"{resolution}_state").output
-        for resolution in ("screen", "minimap")
-        if resolution == "screen" or resolution in action_set.heads
-    }
+    parts = NetworkParts(config)
+    body, init = parts.body, parts.init
+    inputs, state = parts.encode(encoder_spec, action_set)  # FullyConv's own encoding
 
     # Entities: the cells of the screen state, shrunk to the entity grid, with coordinates.
-    x, shrinks = state["screen"], 0
-    while max(x.shape[1:3]) > config.entity_grid:
-        x = layers.Conv2D(
-            config.conv_filters[-1],
-            3,
-            strides=2,
-            padding="same",
-            activation="relu",
-            kernel_initializer=init(),
-            dtype=body,
-            name=f"entity_conv{shrinks}",
-        )(x)
-        shrinks += 1
+    x = parts.shrink(state["screen"], config.entity_grid, "entity_conv")
     height, width, channels = x.shape[1:]
     x = layers.Concatenate(dtype=body, name="entity_features")([x, _coordinates(x)])
     entities = layers.Reshape((height * width, channels + 2), dtype=body, name="entities")(x)
@@ -95,24 +68,7 @@ def build_relational(
     # Non-spatial heads and the value: feature-wise max over entities, then a dense layer.
     pooled = layers.GlobalMaxPooling1D(dtype=body, name="entity_max")(entities)
     x = layers.Concatenate(dtype=body, name="dense_input")([pooled, inputs["player"]])
-    hidden = layers.Dense(
-        config.dense_units, activation="relu", kernel_initializer=init(), dtype=body, name="dense"
-    )(x)
-
-    outputs = {}
-    for head, n in action_set.heads.items():
-        if head in SPATIAL_ARGS:  # one logit per cell of the screen or minimap
-            logits = layers.Conv2D(
-                1, 1, kernel_initializer=init(0.01), dtype="float32", name=f"{head}_logits"
-            )(spatial[SPATIAL_ARGS[head]])
-            outputs[head] = layers.Flatten(name=f"{head}_flat")(logits)
-        else:
-            outputs[head] = layers.Dense(
-                n, kernel_initializer=init(0.01), dtype="float32", name=f"{head}_logits"
-            )(hidden)
-    value = layers.Dense(1, kernel_initializer=init(), dtype="float32", name="value_dense")(hidden)
-    outputs["value"] = layers.Reshape((), name="value")(value)
-    return keras.Model(inputs, outputs, name="relational")
+    return keras.Model(inputs, parts.heads(action_set, spatial, x), name="relational")
 
 
 def _attention_block(entities, config, name: str, init, body):
