@@ -179,10 +179,22 @@ def _plain(value):
     raise TypeError(f"cannot store {type(value).__name__} in a checkpoint")
 
 
+def agent_code(agent_path: str) -> list[str]:
+    """The class paths whose code an evaluation of ``agent_path`` needs on the workers: the
+    pysc2 agent's own, and a checkpoint's agent class."""
+    path, _, argument = agent_path.partition(":")
+    if path != CHECKPOINT_AGENT:
+        return [path]
+    return [saved_agent(load(argument)[2]).class_path]
+
+
+CHECKPOINT_AGENT = "sc2dask.training.checkpoint.CheckpointAgent"
+
+
 def checkpoint_agent_path(directory) -> str:
     """The agent spec that ``sc2dask evaluate --checkpoint`` plays (validated here)."""
     load(directory)
-    return f"sc2dask.training.checkpoint.CheckpointAgent:{Path(directory).resolve()}"
+    return f"{CHECKPOINT_AGENT}:{Path(directory).resolve()}"
 
 
 # Checkpoints written before agents were named by class are FullyConv A2C's.
@@ -215,6 +227,11 @@ NETWORK_SETTINGS = (
     "conv_filters",
     "conv_kernels",
     "dense_grid",
+    "entity_grid",  # the relational agent's
+    "attention_blocks",
+    "attention_heads",
+    "attention_size",
+    "attention_mlp_units",
 )
 
 

@@ -7,7 +7,9 @@ import statistics
 
 from ..game import EnvConfig, check_map, load_agent_class
 from ..settings import EvaluateSettings, load
+from . import checkpoint
 from .cluster import cluster_client
+from .code_upload import upload_agent_code
 from .pool import EnvPool
 
 
@@ -63,6 +65,8 @@ def evaluate(
                 config=config,
                 sc2=opts.sc2,
             )
+    for code in checkpoint.agent_code(agent):  # workers elsewhere may lack it
+        upload_agent_code(client, code)
     with EnvPool(client, config, n_envs=opts.envs, sc2=opts.sc2) as pool:
         scores = pool.evaluate(agent, opts.episodes)
     return EvaluationResult(

@@ -19,19 +19,19 @@ import time
 
 import numpy as np
 
-from ..agents.loading import agent_spec, build_agent
+from ..agents.loading import build_agent
 from ..compression import DeltaSender
+from ..core import Agent
 from ..errors import ConfigError
 from ..game import EnvConfig
 from ..monitoring.telemetry import TrainingPublisher
-from ..settings import AgentSettings, TrainSettings
 from . import checkpoint
 from .cluster import cluster_client
 from .code_upload import upload_agent_code
 from .dispatch import Dispatcher
 from .pool import EnvPool
 from .recorder import Progress, Recorder
-from .run_settings import resolve_run
+from .run_settings import RunSettings, resolve_run
 from .store import ParameterStore
 from .updates import UpdateRule, make_update_rule
 
@@ -138,9 +138,7 @@ def train(
     checkpoint_lock = contextlib.ExitStack()  # the checkpoint folder, until the run ends
     if run.train.checkpoint_dir:
         checkpoint_lock.enter_context(checkpoint.run_lock(run.train.checkpoint_dir))
-    return Training(
-        _Run(run.train, run.agent, client, scheduler, resume, on_update, checkpoint_lock)
-    )
+    return Training(_Run(run, client, scheduler, resume, on_update, checkpoint_lock))
 
 
 class _Run:
@@ -148,8 +146,7 @@ class _Run:
 
     def __init__(
         self,
-        opts: TrainSettings,
-        agent: AgentSettings,
+        run: RunSettings,
         client,
         scheduler,
         resume,
@@ -157,8 +154,10 @@ class _Run:
         checkpoint_lock: contextlib.ExitStack | None = None,
     ):
         self._checkpoint_lock = checkpoint_lock or contextlib.ExitStack()  # until the end
+        opts, agent = run.train, run.agent
         self.settings, self.agent_settings, self.on_update = opts, agent, on_update
-        self.agent = agent_spec(agent.agent_class, agent, seed=opts.seed)  # checked already
+        self.agent = run.agent_spec
+        self._client_agent: Agent | None = None  # made as the run starts (``loop``)
         self.env_config = EnvConfig(
             opts.map, screen=agent.screen, minimap=agent.minimap, step_mul=opts.step_mul
         )
@@ -262,6 +261,7 @@ class _Run:
         agent = self.agent
         prepared = self.pool.map(lambda _: lambda host: host.prepare(agent, not central))
         _, spec = next(prepared)  # the first host's games run
+        assert self._client_agent is not None  # made as the run started (loop)
         learner = self._client_agent.make_learner(spec)
         learner.prepare(gradients=central, apply=True)
         for _ in prepared:
