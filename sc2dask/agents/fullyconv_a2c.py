@@ -13,30 +13,40 @@ from .config import A2CConfig
 
 
 class FullyConvA2C:
-    """The default ``agent-class``: ``sc2dask.agents.fullyconv_a2c:FullyConvA2C``."""
+    """The default ``agent-class``: ``sc2dask.agents.fullyconv_a2c:FullyConvA2C``.
+
+    An A2C agent with another network overrides ``Config`` and ``network``
+    (``relational_a2c.py``)."""
 
     Config = A2CConfig
 
     def __init__(self, config: A2CConfig):
         self.config = config
         # TensorFlow is slow to import: start now, while a run's cluster starts.
-        threading.Thread(target=_import_quietly, name="sc2dask-import", daemon=True).start()
+        threading.Thread(target=self._import_quietly, name="sc2dask-import", daemon=True).start()
+
+    def network(self):
+        """The model builder ``a2c.Policy`` calls; imported here, where it is built."""
+        from .fullyconv import build_fullyconv
+
+        return build_fullyconv
 
     def make_policy(self, obs_spec: Mapping[str, tuple]):
         from .a2c import Policy
 
-        return Policy(self.config, obs_spec)
+        return Policy(self.config, obs_spec, self.network())
 
     def make_learner(self, obs_spec: Mapping[str, tuple]):
         from .a2c import Learner
 
-        return Learner(self.config, obs_spec)
+        return Learner(self.config, obs_spec, self.network())
 
+    def _import_quietly(self) -> None:
+        """Import the network and learner ahead of need; a failure is left for the import
+        that needs it, which reports it where the user sees it."""
+        try:
+            from . import a2c  # noqa: F401
 
-def _import_quietly() -> None:
-    """Import the network ahead of need; a failure is left for the import that needs it,
-    which reports it where the user sees it."""
-    try:
-        from . import a2c  # noqa: F401
-    except Exception:  # see the docstring
-        pass
+            self.network()
+        except Exception:  # see the docstring
+            pass

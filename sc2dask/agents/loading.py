@@ -19,12 +19,18 @@ EXAMPLE = "examples.custom_agent:Agent"
 REQUIRED = ("make_policy", "make_learner")
 
 
-def load_agent_class(path: str) -> type[Agent]:
-    """The class ``path`` names (``module:Class`` or ``module.Class``), checked to be an
-    agent; ConfigError names what is missing and how to fix it."""
+def split_class_path(path: str) -> tuple[str, str]:
+    """(module, class) of ``module:Class`` or ``module.Class``."""
     module_name, colon, class_name = path.partition(":")
     if not colon:
         module_name, _, class_name = path.rpartition(".")
+    return module_name, class_name
+
+
+def load_agent_class(path: str) -> type[Agent]:
+    """The class ``path`` names (``module:Class`` or ``module.Class``), checked to be an
+    agent; ConfigError names what is missing and how to fix it."""
+    module_name, class_name = split_class_path(path)
     if not module_name or not class_name:
         raise ConfigError(f"agent-class {path!r} is not module:Class; give one such as {EXAMPLE}.")
     try:

@@ -8,11 +8,10 @@ checks its agent class before its cluster starts.
 from __future__ import annotations
 
 import dataclasses
-import threading
-from collections.abc import Mapping
 
 from ..errors import ConfigError
 from .config import A2CConfig
+from .fullyconv_a2c import FullyConvA2C
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,33 +36,12 @@ class RelationalConfig(A2CConfig):
                 )
 
 
-class RelationalA2C:
+class RelationalA2C(FullyConvA2C):
     """``agent-class``: ``sc2dask.agents.relational_a2c:RelationalA2C``."""
 
     Config = RelationalConfig
 
-    def __init__(self, config: RelationalConfig):
-        self.config = config
-        # TensorFlow is slow to import: start now, while a run's cluster starts.
-        threading.Thread(target=_import_quietly, name="sc2dask-import", daemon=True).start()
-
-    def make_policy(self, obs_spec: Mapping[str, tuple]):
-        from .a2c import Policy
+    def network(self):
         from .relational import build_relational
 
-        return Policy(self.config, obs_spec, build_relational)
-
-    def make_learner(self, obs_spec: Mapping[str, tuple]):
-        from .a2c import Learner
-        from .relational import build_relational
-
-        return Learner(self.config, obs_spec, build_relational)
-
-
-def _import_quietly() -> None:
-    """Import the network ahead of need; a failure is left for the import that needs it,
-    which reports it where the user sees it."""
-    try:
-        from . import a2c, relational  # noqa: F401
-    except Exception:  # see the docstring
-        pass
+        return build_relational

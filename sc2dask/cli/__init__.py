@@ -30,6 +30,7 @@ from .flags import add_setting_flags, given
 
 def train_agent(args: argparse.Namespace) -> int:
     """Train on a Dask cluster with a progress bar; Ctrl-C stops after a checkpoint."""
+    from ..agents.loading import split_class_path
     from ..monitoring.telemetry import training_page_link
     from ..training.cluster import cluster_client
     from ..training.loop import train
@@ -70,7 +71,8 @@ def train_agent(args: argparse.Namespace) -> int:
         )
         bar.training = handle
         console.say(
-            f"Training {handle.agent_settings.agent_class.replace(':', '.').rpartition('.')[2]} on {handle.settings.map} "
+            f"Training {split_class_path(handle.agent_settings.agent_class)[1]} "
+            f"on {handle.settings.map} "
             f"({handle.settings.mode} updates, "
             f"{handle.settings.envs or 'all'} envs, action set "
             f"{handle.agent_settings.action_set!r}) for "

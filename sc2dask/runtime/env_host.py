@@ -153,20 +153,16 @@ class EnvHost:
         ):
             self._compressor = Compressor(order.compression, order.fraction)
         scores = [s for t in trajectories for s in t.episode_scores]
-        truncated = sum(t.truncated for t in trajectories)
+        counts = {
+            "steps": float(sum(len(t) for t in trajectories)),
+            "truncated": sum(t.truncated for t in trajectories),
+        }
         try:
             grads, metrics = await asyncio.to_thread(self._learner.compute_gradients, trajectories)
         except NonFiniteGradients as exc:  # the client counts it; the steps still count
             log.warning("gradient rejected: %s", exc)
-            return GradientResult(
-                None,
-                {"steps": float(sum(len(t) for t in trajectories)), "truncated": truncated},
-                scores,
-                rejected=True,
-            )
-        metrics["steps"] = float(sum(len(t) for t in trajectories))
-        metrics["truncated"] = truncated
-        return GradientResult(self._compressor.pack(grads), metrics, scores)
+            return GradientResult(None, counts, scores, rejected=True)
+        return GradientResult(self._compressor.pack(grads), {**metrics, **counts}, scores)
 
     async def prepare(self, agent: AgentSpec, gradients: bool = False) -> dict:
         """Start every game, then build the policy in the background; returns

@@ -16,6 +16,8 @@ from pathlib import Path
 
 from distributed.diagnostics.plugin import UploadFile
 
+from ..agents.loading import split_class_path
+
 log = logging.getLogger(__name__)
 
 INSTALLED = ("site-packages", "dist-packages")
@@ -24,8 +26,7 @@ INSTALLED = ("site-packages", "dist-packages")
 def upload_agent_code(client, class_path: str) -> Path | None:
     """Upload the code of agent ``class_path`` (``module:Class``) unless it is installed;
     returns what was uploaded."""
-    module = class_path.partition(":")[0] if ":" in class_path else class_path.rpartition(".")[0]
-    top = module.split(".")[0]
+    top = split_class_path(class_path)[0].split(".")[0]
     spec = importlib.util.find_spec(top)
     if top == "sc2dask" or spec is None:
         return None
