@@ -60,14 +60,17 @@ class LinearPolicy:
             out[head] = logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))
         return out
 
-    def act(self, batch, rng: np.random.Generator):
+    def initial_state(self, batch_size: int) -> dict:
+        return {}  # no memory: each step sees only its observation
+
+    def act(self, batch, rng: np.random.Generator, state: dict):
         log_pi = self.log_probs(batch)
         heads = {h: np.argmax(lp + rng.gumbel(size=lp.shape), 1) for h, lp in log_pi.items()}
         used = np.c_[np.ones(len(heads["function"]), bool), self.actions.uses[heads["function"]]]
         chosen = np.stack([lp[np.arange(len(lp)), heads[h]] for h, lp in log_pi.items()], 1)
         log_prob = np.where(used, chosen, 0.0).sum(axis=1).astype(np.float32)
         behaviour = {"value": np.zeros_like(log_prob), "log_prob": log_prob}
-        return heads, behaviour, self.actions.function_calls(heads)
+        return heads, behaviour, self.actions.function_calls(heads), {}
 
     def get_weights(self):
         return [w.copy() for w in self.weights]

@@ -25,6 +25,8 @@ import numpy as np
 
 Weights = list[np.ndarray]  # one array per trainable variable, in the model's order
 Metrics = dict[str, float]
+# A recurrent policy's memory: arrays with one row per env; {} for a policy without one.
+State = dict[str, np.ndarray]
 
 
 @dataclasses.dataclass
@@ -39,6 +41,10 @@ class Trajectory:
     ``truncated`` is True when the trajectory was cut short by a crashed game: its last
     good state is ``observations[..][-1]`` and it must be bootstrapped, never treated as
     an episode end.
+
+    ``initial_state`` is a recurrent policy's memory before step 0 (one env's row of
+    ``Policy.initial_state``, no batch axis), so that a learner unrolls from where the
+    acting policy was, not from an episode's start; it is reset after each terminal step.
     """
 
     observations: dict[str, np.ndarray]
@@ -51,6 +57,7 @@ class Trajectory:
     # [T] float32 log pi(a_t|s_t) of the policy that acted: lets the learner correct for
     # weights that moved on since (clipped ratio) and reuse a batch for several epochs.
     log_probs: np.ndarray | None = None
+    initial_state: State = dataclasses.field(default_factory=dict)
 
     @classmethod
     def from_steps(
@@ -63,6 +70,7 @@ class Trajectory:
         truncated: bool = False,
         episode_scores: Sequence[float] = (),
         log_probs: Sequence[float] | None = None,
+        initial_state: State | None = None,
     ) -> Trajectory:
         """A trajectory from one env's per-step records.
 
@@ -83,6 +91,7 @@ class Trajectory:
             truncated=truncated,
             episode_scores=list(episode_scores),
             log_probs=None if log_probs is None else np.asarray(log_probs, np.float32),
+            initial_state=dict(initial_state or {}),
         )
 
     def __len__(self) -> int:
@@ -90,7 +99,13 @@ class Trajectory:
 
     @property
     def nbytes(self) -> int:
-        arrays = [*self.observations.values(), *self.actions.values(), self.rewards, self.terminal]
+        arrays = [
+            *self.observations.values(),
+            *self.actions.values(),
+            *self.initial_state.values(),
+            self.rewards,
+            self.terminal,
+        ]
         return sum(a.nbytes for a in arrays)
 
 
@@ -160,17 +175,26 @@ class Encoder(Protocol):
 
 
 class Policy(Protocol):
-    """Chooses actions for a batch of encoded observations (runs on env hosts)."""
+    """Chooses actions for a batch of encoded observations (runs on env hosts).
+
+    A recurrent policy carries a memory across steps: the rollout keeps each env's row
+    between calls and rollouts, starts it from ``initial_state`` at each episode's start,
+    and stores the row a trajectory began with (``Trajectory.initial_state``).
+    """
 
     obs_spec: dict[str, tuple]  # pysc2's observation spec it was built for, saved with it
     encoder: Encoder
 
+    def initial_state(self, batch_size: int) -> State:
+        """The memory at an episode's start, ``batch_size`` rows; {} for a policy without."""
+
     def act(
-        self, batch: dict[str, np.ndarray], rng: np.random.Generator
-    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], list]:
-        """Sample one action per row of ``batch``: (head indices, each [B] int32: "function"
-        and one per argument head; {"value": [B], "log_prob": [B]}, log pi of the whole
-        action; one pysc2 ``FunctionCall`` per row)."""
+        self, batch: dict[str, np.ndarray], rng: np.random.Generator, state: State
+    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], list, State]:
+        """Sample one action per row of ``batch`` with each row's memory ``state``: (head
+        indices, each [B] int32: "function" and one per argument head; {"value": [B],
+        "log_prob": [B]}, log pi of the whole action; one pysc2 ``FunctionCall`` per row;
+        the memory after this step)."""
 
     def get_weights(self) -> Weights: ...
 

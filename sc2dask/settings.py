@@ -303,6 +303,12 @@ class EvaluateSettings(_Section):
     minimap: int = rule("feature minimap size, pixels a side", minimum=1, maximum=1024)
     step_mul: int = rule("game loops per agent step", minimum=1)
     sc2: tuple[str, ...] = RUNNING_GAMES
+    video: str | None = rule(
+        "file (.gif or .mp4) to record one more episode to: the screen and the minimap in "
+        "pysc2's colours, with the score",
+        metavar="FILE",
+    )
+    video_layer: str = rule("the feature layer the video draws, on the screen and the minimap")
 
 
 @_section("worker")

@@ -31,7 +31,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from ..core import NonFiniteGradients, Trajectory
+from ..core import NonFiniteGradients, State, Trajectory
 from .config import A2CConfig
 from .fullyconv import build_fullyconv
 from .spaces import ActionSet, InputSpec, ObservationEncoder
@@ -129,17 +129,24 @@ class Policy:
         self._read = _Graph(lambda: [v.value for v in variables], [])
         self._assign = _Graph(assign, [[tf.TensorSpec(v.shape, v.dtype) for v in variables]])
 
+    def initial_state(self, batch_size: int) -> State:
+        """FullyConv has no memory: each step sees only its observation."""
+        return {}
+
     def act(
-        self, observations: Sequence | Mapping[str, np.ndarray], rng: np.random.Generator
-    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], list]:
+        self,
+        observations: Sequence | Mapping[str, np.ndarray],
+        rng: np.random.Generator,
+        state: State | None = None,
+    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], list, State]:
         """Sample one action per env.
 
         ``observations``: pysc2 observations (``TimeStep.observation``), or the batch
         ``encoder.encode_batch`` made of them (pass that when you also store it).
         Returns head indices (each [B] int32: "function" and every argument head), the
         policy's view of them ({"value": [B], "log_prob": [B]}, log pi of the whole
-        action: function plus the arguments it takes), and the pysc2 ``FunctionCall``
-        for each env.
+        action: function plus the arguments it takes), the pysc2 ``FunctionCall`` for
+        each env, and the memory after the step (none: ``state`` is not read).
         """
         batch = self._batch(observations)
         outputs = self.forward(self._inputs(batch))
@@ -159,7 +166,7 @@ class Policy:
             actions[head] = _sample(head_logits, rng)
             log_prob += np.where(uses[:, i], _log_prob(head_logits, actions[head]), 0.0)
         behaviour = {"value": outputs["value"].numpy(), "log_prob": log_prob.astype(np.float32)}
-        return actions, behaviour, self.action_set.function_calls(actions)
+        return actions, behaviour, self.action_set.function_calls(actions), {}
 
     def value(self, observations: Sequence | Mapping[str, np.ndarray]) -> np.ndarray:
         """Value estimates [B] of a batch of observations."""

@@ -49,6 +49,44 @@ ACTION_SETS: dict[str, tuple[str, ...] | None] = {
         "Train_Marine_quick",
         "Rally_Workers_screen",
     ),
+    # Combat on one screen (DefeatRoaches, DefeatZerglingsAndBanelings): select all, a few
+    # or one marine, and attack or move them; splitting the army is the whole game.
+    "combat": (
+        "no_op",
+        "select_army",
+        "select_point",
+        "select_rect",
+        "Attack_screen",
+        "Move_screen",
+    ),
+    # Combat beyond the screen (FindAndDefeatZerglings): attack-move on the minimap and
+    # move the camera to see what the fog hides.
+    "explore": (
+        "no_op",
+        "select_army",
+        "move_camera",
+        "Attack_screen",
+        "Attack_minimap",
+        "Move_screen",
+        "Move_minimap",
+    ),
+    # An economy (CollectMineralsAndGas, BuildMarines): select workers and buildings,
+    # mine, build and train.
+    "economy": (
+        "no_op",
+        "select_point",
+        "select_rect",
+        "select_idle_worker",
+        "Harvest_Gather_screen",
+        "Harvest_Return_quick",
+        "Build_SupplyDepot_screen",
+        "Build_Barracks_screen",
+        "Build_Refinery_screen",
+        "Build_CommandCenter_screen",
+        "Train_SCV_quick",
+        "Train_Marine_quick",
+        "Rally_Workers_screen",
+    ),
     "all": None,  # every pysc2 function
 }
 

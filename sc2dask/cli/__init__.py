@@ -206,15 +206,20 @@ def _wait_stopping_on_interrupt(handle, console: Console) -> dict:
 def evaluate_agent(args: argparse.Namespace) -> int:
     """Score an agent over --episodes episodes on a Dask cluster; --json prints one object."""
     from ..game import EnvConfig
+    from ..game.recording import check_layer
     from ..training.checkpoint import checkpoint_agent_path, checkpoint_env
     from ..training.cluster import cluster_client
     from ..training.evaluate import evaluate
+    from ..training.video import check_video_path
 
     use_config_file(args)
     loaded = settings.load(
         settings.EvaluateSettings, given(args, args.evaluate_fields), origin="command line"
     )
     opts = loaded.values
+    if opts.video:  # before a cluster starts
+        check_video_path(opts.video)
+        check_layer(opts.video_layer)
     env = {
         "map_name": opts.map,
         "screen": opts.screen,
@@ -256,6 +261,8 @@ def evaluate_agent(args: argparse.Namespace) -> int:
             client=client,
             config=config,
             sc2=opts.sc2,
+            video=opts.video,
+            video_layer=opts.video_layer,
         )
     if args.json:
         console.result(json_line(result.summary()))
@@ -264,6 +271,8 @@ def evaluate_agent(args: argparse.Namespace) -> int:
             f"{result.map}: mean {result.mean:.2f} (std {result.std:.2f}, min "
             f"{result.min:g}, max {result.max:g}) over {result.episodes} episodes"
         )
+        if result.video:
+            console.say(f"one more episode (score {result.video_score:g}) is in {result.video}")
     return 0
 
 

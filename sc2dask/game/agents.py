@@ -61,12 +61,19 @@ def scripted_agent_path(map_name: str) -> str:
     return name if name.startswith("sc2dask.") else f"{PACKAGE_NAME}.agents.{name}"
 
 
-def play_episode(env, agent) -> float:
-    """One whole episode of ``env`` with a set-up ``agent``; returns its score."""
+def play_episode(env, agent, watch=None) -> float:
+    """One whole episode of ``env`` with a set-up ``agent``; returns its score.
+
+    ``watch(timestep, score)``, if given, sees every TimeStep and the score so far (a
+    ``recording.EpisodeRecorder`` draws them).
+    """
     agent.reset()
     timestep = env.reset()[0]
     score = 0.0
-    while not timestep.last():
+    while True:
+        if watch is not None:
+            watch(timestep, score)
+        if timestep.last():
+            return float(score)
         timestep = env.step([agent.step(timestep)])[0]
         score += timestep.reward
-    return float(score)

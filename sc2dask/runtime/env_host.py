@@ -22,6 +22,7 @@ from ..compression import Compressor, WeightDelta, apply_delta
 from ..core import AgentSpec, GradientResult, NonFiniteGradients, RolloutResult, Work, WorkOrder
 from ..errors import ConfigError, SC2DaskError
 from ..game import GAME_FAILURES, EnvConfig, game_seed, load_agent_class
+from ..game.recording import EpisodeRecorder, Recording, check_layer
 from ..monitoring.telemetry import HostReporter
 from .preload import worker_tf_threads
 from .rollout import play_batch
@@ -103,14 +104,29 @@ class EnvHost:
         )
         return [score for scores in results for score in scores]
 
-    def _play_episodes(self, slot: EnvSlot, agent_class, episodes: int) -> list[float]:
+    async def record(self, agent_path: str, layer: str) -> Recording:
+        """One episode of an ``agent_path`` agent on the first env, drawn frame by frame
+        (``game.recording``): ``layer`` of the screen and the minimap, and the score."""
+        agent_class = _checked_agent(load_agent_class(agent_path), agent_path)
+        check_layer(layer)
+        recorders: list[EpisodeRecorder] = []
+
+        def watch_next():
+            recorders.append(EpisodeRecorder(layer))  # a crashed episode's frames are dropped
+            return recorders[-1]
+
+        await asyncio.to_thread(self._play_episodes, self._slots[0], agent_class, 1, watch_next)
+        return recorders[-1].recording()
+
+    def _play_episodes(self, slot: EnvSlot, agent_class, episodes: int, watch=None) -> list[float]:
+        """``watch``: a function making each episode's watcher (``EnvSlot.play_episode``)."""
         scores = []
         while len(scores) < episodes:
             try:
                 env = slot.ensure()
                 agent = agent_class()
                 agent.setup(env.observation_spec()[0], env.action_spec()[0])
-                scores.append(slot.play_episode(agent))
+                scores.append(slot.play_episode(agent, watch and watch()))
             except GAME_FAILURES as exc:  # the episode is lost; replay it on a new game
                 slot.crashed(exc)
         return scores

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..core import Trajectory
+from ..core import State, Trajectory
 from ..game import GAME_FAILURES
 from .slot import EnvSlot, Step
 
@@ -24,6 +24,7 @@ class _Record:
     def __init__(self):
         self.encoded, self.actions, self.log_probs = [], [], []
         self.rewards, self.terminal, self.scores = [], [], []
+        self.initial_state: State = {}  # the policy's memory before the first step
         self.crashed = False
 
     def stepped(self, step: Step) -> None:
@@ -45,6 +46,7 @@ class _Record:
                 version,
                 episode_scores=self.scores,
                 log_probs=self.log_probs,
+                initial_state=self.initial_state,
             )
         if done == 0:
             return None
@@ -60,6 +62,7 @@ class _Record:
             truncated=True,
             episode_scores=self.scores,
             log_probs=self.log_probs[:done],
+            initial_state=self.initial_state,
         )
 
 
@@ -83,8 +86,12 @@ def play_batch(
     that take turns: while one group's games step, the next group's actions are chosen,
     so the host computes while it waits (double buffering with 2). Each forward pass is
     then smaller, so it pays only where a host would otherwise sit idle.
+
+    A recurrent policy's memory of each env stays in its slot (``EnvSlot.memory``) from
+    one rollout to the next, and starts afresh with each episode.
     """
     records = [_Record() for _ in slots]
+    fresh = {k: v[0] for k, v in policy.initial_state(1).items()}  # an episode's start
 
     def observe(i):
         """The observation env i acts on next; a crash takes it out of the rollout."""
@@ -107,8 +114,13 @@ def play_batch(
     def act(live):
         """One forward pass for the envs ``live``; their calls, recorded."""
         batch = policy.encoder.encode_batch([timesteps[i].observation for i in live])
-        heads, behaviour, calls = policy.act(batch, rng)
+        memories = [fresh if slots[i].memory is None else slots[i].memory for i in live]
+        state = {k: np.stack([memory[k] for memory in memories]) for k in fresh}
+        heads, behaviour, calls, after = policy.act(batch, rng, state)
         for row, i in enumerate(live):
+            if not records[i].actions:
+                records[i].initial_state = memories[row]
+            slots[i].memory = {k: v[row] for k, v in after.items()}
             records[i].encoded.append({k: v[row] for k, v in batch.items()})
             records[i].actions.append({head: int(index[row]) for head, index in heads.items()})
             records[i].log_probs.append(float(behaviour["log_prob"][row]))

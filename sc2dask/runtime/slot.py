@@ -7,6 +7,7 @@ import dataclasses
 import logging
 import os
 
+from ..core import State
 from ..errors import GameFailedError, SC2DaskError
 from ..game import EnvConfig, game_seed, play_episode
 
@@ -50,6 +51,9 @@ class EnvSlot:
         self.retired = False  # closed for good: no game starts again
         self._timestep = None  # the env's current TimeStep, so rollouts continue across calls
         self._score = 0.0
+        # A recurrent policy's memory of this env's episode, kept here so that it carries
+        # across rollouts (runtime/rollout.py); None at an episode's start.
+        self.memory: State | None = None
 
     def ensure(self):
         """The env, started if it is not running (SlotClosed once retired)."""
@@ -73,6 +77,7 @@ class EnvSlot:
         with self._closing():
             self._timestep = self.ensure().reset()[0]
         self._score = 0.0
+        self.memory = None
         self.failures_in_a_row = 0
         return self._timestep
 
@@ -90,14 +95,15 @@ class EnvSlot:
         self._timestep = None
         return Step(timestep.reward, True, score)
 
-    def play_episode(self, agent) -> float:
+    def play_episode(self, agent, watch=None) -> float:
         """One whole episode with a set-up pysc2 ``agent`` (evaluation); returns its score.
+        ``watch(timestep, score)`` sees each step (``game.play_episode``).
 
         Rollouts afterwards start a new episode, whatever happened to this one.
         """
         self._timestep = None
         with self._closing():
-            score = play_episode(self.ensure(), agent)
+            score = play_episode(self.ensure(), agent, watch)
         self.episodes += 1
         self.failures_in_a_row = 0
         return score

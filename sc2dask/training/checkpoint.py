@@ -283,14 +283,15 @@ class CheckpointAgent:
         self.policy = agent.make_policy({k: tuple(v) for k, v in state["obs_spec"].items()})
         self.policy.set_weights(weights)
         self.rng = np.random.default_rng()
+        self.state = self.policy.initial_state(1)  # a recurrent policy's memory
 
     def setup(self, obs_spec, action_spec):
         pass
 
     def reset(self):
-        pass
+        self.state = self.policy.initial_state(1)
 
     def step(self, timestep):
         batch = self.policy.encoder.encode_batch([timestep.observation])
-        _, _, calls = self.policy.act(batch, self.rng)
+        _, _, calls, self.state = self.policy.act(batch, self.rng, self.state)
         return calls[0]

@@ -6,11 +6,13 @@ import dataclasses
 import statistics
 
 from ..game import EnvConfig, check_map, load_agent_class
+from ..game.recording import check_layer
 from ..settings import EvaluateSettings, load
 from . import checkpoint
 from .cluster import cluster_client
 from .code_upload import upload_agent_code
 from .pool import EnvPool
+from .video import check_video_path, write_video
 
 
 @dataclasses.dataclass
@@ -22,10 +24,14 @@ class EvaluationResult:
     min: float
     max: float
     scores: list[float]
+    video: str | None = None  # the recorded episode's file
+    video_score: float | None = None
 
     def summary(self) -> dict:
         """The fields the CLI prints with --json."""
-        return {k: getattr(self, k) for k in ("map", "episodes", "mean", "std", "min", "max")}
+        fields = ["map", "episodes", "mean", "std", "min", "max"]
+        fields += ["video", "video_score"] if self.video else []
+        return {k: getattr(self, k) for k in fields}
 
 
 def evaluate(
@@ -38,6 +44,8 @@ def evaluate(
     config: EnvConfig | None = None,
     map_name: str | None = None,
     sc2=None,
+    video: str | None = None,
+    video_layer: str | None = None,
 ) -> EvaluationResult:
     """Play ``episodes`` episodes of ``agent`` (a dotted path to a pysc2 ``BaseAgent``).
 
@@ -45,11 +53,14 @@ def evaluate(
     envs' map, sizes and step_mul at once (``map_name`` is the old name of ``map``). Runs
     on ``client``'s cluster, on the scheduler at ``scheduler``, or on a local cluster;
     ``sc2`` (HOST:PORT each) plays on games already running instead of launching them.
+    ``video`` (.gif or .mp4) records one more episode, drawn by ``video_layer``.
     """
-    opts = load(
-        EvaluateSettings, {"map": map or map_name, "episodes": episodes, "envs": envs, "sc2": sc2}
-    ).values
+    given = {"map": map or map_name, "episodes": episodes, "envs": envs, "sc2": sc2}
+    opts = load(EvaluateSettings, {**given, "video": video, "video_layer": video_layer}).values
     load_agent_class(agent)  # fail here, with a clear message, not on a worker
+    if opts.video:
+        check_video_path(opts.video)
+        check_layer(opts.video_layer)
     config = config or EnvConfig(
         opts.map, screen=opts.screen, minimap=opts.minimap, step_mul=opts.step_mul
     )
@@ -64,11 +75,16 @@ def evaluate(
                 client=own,
                 config=config,
                 sc2=opts.sc2,
+                video=opts.video,
+                video_layer=opts.video_layer,
             )
     for code in checkpoint.agent_code(agent):  # workers elsewhere may lack it
         upload_agent_code(client, code)
     with EnvPool(client, config, n_envs=opts.envs, sc2=opts.sc2) as pool:
         scores = pool.evaluate(agent, opts.episodes)
+        recording = pool.record(agent, opts.video_layer) if opts.video else None
+    if recording is not None:
+        write_video(recording, opts.video, config.map_name)
     return EvaluationResult(
         map=config.map_name,
         episodes=len(scores),
@@ -77,4 +93,6 @@ def evaluate(
         min=min(scores),
         max=max(scores),
         scores=scores,
+        video=opts.video,
+        video_score=None if recording is None else float(recording.scores[-1]),
     )

@@ -24,6 +24,7 @@ from typing import Any
 from distributed.comm import get_address_host
 
 from ..game import EnvConfig, game_seed
+from ..game.recording import Recording
 from ..settings import parse_endpoint
 from .cluster import check_workers, require_capacity, sc2_capacity, worker_games
 from .placement import Placement, plan_attached, plan_placements, share_episodes
@@ -223,6 +224,10 @@ class EnvPool:
         for _, result in self.map(lambda p: lambda host: host.evaluate(agent_path, shares[id(p)])):
             scores.extend(result)
         return scores
+
+    def record(self, agent_path: str, layer: str) -> Recording:
+        """One episode of a pysc2 agent class on the first host, drawn frame by frame."""
+        return self.call(self.placements[0], lambda host: host.record(agent_path, layer))
 
     def stats(self) -> dict:
         """Per-host env counters and the restart totals (hosts recreated, games restarted)."""

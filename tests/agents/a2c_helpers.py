@@ -37,7 +37,7 @@ def _play(env, policy, n_steps, rng, timestep=None, version=0):
     steps, rewards, terminal, log_probs = [], [], [], []
     for _ in range(n_steps):
         batch = {k: v[None] for k, v in observations[-1].items()}
-        chosen, behaviour, calls = policy.act(batch, rng)
+        chosen, behaviour, calls, _ = policy.act(batch, rng)
         timestep = env.step(calls)[0]
         steps.append({k: v[0] for k, v in chosen.items()})
         log_probs.append(behaviour["log_prob"][0])

@@ -22,7 +22,7 @@ def test_sampling_respects_available_actions():
     batch["available"] = rng.random((64, n)) < 0.3
     batch["available"][:, 0] = True  # no_op, as in the game
     for _ in range(20):
-        chosen, behaviour, calls = policy.act(batch, rng)
+        chosen, behaviour, calls, _ = policy.act(batch, rng)
         assert batch["available"][np.arange(64), chosen["function"]].all()
         assert behaviour["value"].shape == behaviour["log_prob"].shape == (64,)
         assert (behaviour["log_prob"] <= 0).all() and np.isfinite(behaviour["log_prob"]).all()
@@ -44,7 +44,7 @@ def test_sampled_actions_play_in_the_game():
         timestep = env.reset()[0]
         used = set()
         for _ in range(40):
-            chosen, _, calls = policy.act([timestep.observation], rng)
+            chosen, _, calls, _ = policy.act([timestep.observation], rng)
             call = calls[0]
             assert call.function in timestep.observation["available_actions"]
             function = actions.FUNCTIONS[call.function]

@@ -90,7 +90,7 @@ def test_the_custom_agent_acts_and_learns_toward_the_rewarded_point():
         "player": np.zeros((5, 11), np.float32),
         "available": np.ones((5, 3), bool),
     }
-    heads, behaviour, calls = learner.policy.act({k: v[:4] for k, v in obs.items()}, rng)
+    heads, behaviour, calls, _ = learner.policy.act({k: v[:4] for k, v in obs.items()}, rng, {})
     assert len(calls) == 4 and behaviour["log_prob"].shape == (4,)
     actions = {
         "function": np.full(4, 2, np.int32),

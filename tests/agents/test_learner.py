@@ -214,7 +214,7 @@ def test_learns_to_click_the_beacon(beacon_env, precision):
     def bandit_round():
         picked = [screens[i] for i in rng.integers(0, len(screens), 64)]
         batch = {k: np.stack([s[k] for s in picked]) for k in picked[0]}
-        chosen, _, _ = learner.policy.act(batch, rng)
+        chosen, _, _, _ = learner.policy.act(batch, rng)
         rewards = np.array(
             [
                 f == 2 and hits(s, i)

@@ -98,7 +98,7 @@ def test_without_minimap_layers_the_model_has_no_minimap_tower():
     assert len(learner.model.weights) < len(Learner(MOVE_16, _obs_spec(16, 16)).model.weights)
     rng = np.random.default_rng(0)
     observations = {k: np.ones((4, *s.shape), s.dtype) for k, s in spec.items()}
-    chosen, behaviour, _ = learner.policy.act({k: v[:3] for k, v in observations.items()}, rng)
+    chosen, behaviour, _, _ = learner.policy.act({k: v[:3] for k, v in observations.items()}, rng)
     trajectory = Trajectory(
         observations=observations,
         actions={k: v for k, v in chosen.items()},
@@ -131,7 +131,7 @@ def test_mixed_precision_computes_the_body_in_half_and_keeps_outputs_float32(pre
         for k, s in learner.policy.encoder.spec().items()
     }
     observations["available"][:] = True
-    chosen, behaviour, _ = learner.policy.act({k: v[:8] for k, v in observations.items()}, rng)
+    chosen, behaviour, _, _ = learner.policy.act({k: v[:8] for k, v in observations.items()}, rng)
     assert behaviour["value"].dtype == np.float32 and np.isfinite(behaviour["log_prob"]).all()
     trajectory = Trajectory(
         observations=observations,

@@ -39,7 +39,7 @@ def _trajectory(policy, steps=8, seed=0):
     """A trajectory of ``steps`` actions sampled by ``policy``, ending the episode."""
     observations = _observations(policy, steps + 1, seed)
     rng = np.random.default_rng(seed)
-    chosen, behaviour, _ = policy.act({k: v[:steps] for k, v in observations.items()}, rng)
+    chosen, behaviour, _, _ = policy.act({k: v[:steps] for k, v in observations.items()}, rng)
     return Trajectory(
         observations=observations,
         actions=chosen,
