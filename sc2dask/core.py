@@ -54,6 +54,8 @@ class Trajectory:
     version: int
     truncated: bool = False
     episode_scores: list[float] = dataclasses.field(default_factory=list)  # episodes ended here
+    # their outcomes, +1, 0 or -1, where they were games for two (else empty)
+    episode_outcomes: list[int] = dataclasses.field(default_factory=list)
     # [T] float32 log pi(a_t|s_t) of the policy that acted: lets the learner correct for
     # weights that moved on since (clipped ratio) and reuse a batch for several epochs.
     log_probs: np.ndarray | None = None
@@ -70,6 +72,7 @@ class Trajectory:
         truncated: bool = False,
         episode_scores: Sequence[float] = (),
         log_probs: Sequence[float] | None = None,
+        episode_outcomes: Sequence[int] = (),
         initial_state: State | None = None,
     ) -> Trajectory:
         """A trajectory from one env's per-step records.
@@ -90,6 +93,7 @@ class Trajectory:
             version=version,
             truncated=truncated,
             episode_scores=list(episode_scores),
+            episode_outcomes=list(episode_outcomes),
             log_probs=None if log_probs is None else np.asarray(log_probs, np.float32),
             initial_state=dict(initial_state or {}),
         )
@@ -107,6 +111,15 @@ class Trajectory:
             self.terminal,
         ]
         return sum(a.nbytes for a in arrays)
+
+
+@dataclasses.dataclass(frozen=True)
+class EpisodeResult:
+    """How one evaluation episode ended: its score, and in a game for two its outcome
+    (+1 win, 0 tie, -1 loss)."""
+
+    score: float
+    outcome: int | None = None
 
 
 class Work(enum.Enum):
@@ -161,6 +174,7 @@ class GradientResult:
     metrics: Metrics  # the learner's, plus "steps" and "truncated"
     scores: list[float]  # episodes that ended in the rollout
     rejected: bool = False
+    outcomes: list[int] = dataclasses.field(default_factory=list)  # of games for two
 
 
 class Encoder(Protocol):

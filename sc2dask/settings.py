@@ -46,6 +46,21 @@ Precision = Literal["float32", "mixed_float16", "mixed_bfloat16"]
 Compression = Literal["none", "fp16", "int8", "topk"]
 LrScaling = Literal["none", "sqrt", "linear"]
 AsyncDamping = Literal["excess", "staleness"]
+Race = Literal["terran", "zerg", "protoss", "random"]
+Reward = Literal["score", "outcome", "both"]
+# The built-in AI's levels, by pysc2's names (sc2_env.Difficulty), easiest first.
+DIFFICULTIES = (
+    "very_easy",
+    "easy",
+    "medium",
+    "medium_hard",
+    "hard",
+    "harder",
+    "very_hard",
+    "cheat_vision",
+    "cheat_money",
+    "cheat_insane",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,6 +142,25 @@ def parse_conv_kernels(kernels: tuple[int, ...]) -> tuple[int, ...]:
     return kernels
 
 
+def parse_opponent(text: str | None) -> str | None:
+    """``bot:RACE:DIFFICULTY`` (checked, lower-cased), or None for no opponent."""
+    if text is None or str(text).strip().lower() in ("", "none", "null"):
+        return None
+    parts = str(text).strip().lower().split(":")
+    races = typing.get_args(Race)
+    if (
+        len(parts) != 3
+        or parts[0] != "bot"
+        or parts[1] not in races
+        or parts[2] not in DIFFICULTIES
+    ):
+        raise ConfigError(
+            f"{text!r} is not an opponent: give bot:RACE:DIFFICULTY, e.g. bot:terran:very_easy; "
+            f"RACE is one of {', '.join(races)}, DIFFICULTY one of {', '.join(DIFFICULTIES)}."
+        )
+    return ":".join(parts)
+
+
 def rule(help: str, **limits: Any) -> Any:
     """``Rule(help, **limits)``, typed ``Any``: in a section's class body it stands in for
     the field's default, which ``_section`` reads from ``sc2dask.yaml``."""
@@ -169,6 +203,14 @@ def _section(name: str) -> Callable[[type[_S]], type[_S]]:
     return decorate
 
 
+RACE = rule("the agent's race (on a map whose units it does not bring, such as a melee map)")
+OPPONENT = rule(
+    "the other player of a map for two: bot:RACE:DIFFICULTY, a built-in AI, e.g. "
+    "bot:terran:very_easy; unset on the one-player mini-games",
+    parse=parse_opponent,
+    metavar="bot:RACE:DIFFICULTY",
+)
+
 RUNNING_GAMES = rule(
     "games already running to play on (HOST:PORT each, e.g. `StarCraft II "
     "-listen HOST -port PORT` or `sc2dask emulator serve`), one env each, on "
@@ -182,7 +224,7 @@ RUNNING_GAMES = rule(
 class TrainSettings(_Section):
     """How a training run uses the cluster."""
 
-    map: str = rule("the mini-game to train on")
+    map: str = rule("the map to train on: a mini-game, or a melee map with an opponent")
     envs: int | None = rule("environments in all; leave unset for all SC2 capacity", minimum=1)
     envs_max: int | None = rule(
         "elastic: grow to this many envs as workers with SC2 "
@@ -241,6 +283,14 @@ class TrainSettings(_Section):
         "H - 1 that H hosts make)",
         minimum=0,
     )
+    race: Race = RACE
+    opponent: str | None = OPPONENT
+    reward: Reward = rule(
+        "what the agent is paid: score (the change of the map's score: a mini-game's, or "
+        "the Blizzard score on a melee map), outcome (+1 win, 0 tie, -1 loss, at the end; "
+        "needs an opponent) or both (outcome + score-scale x score)"
+    )
+    score_scale: float = rule("reward both: the weight of one point of score", above=0)
     checkpoint_dir: str | None = rule("folder for checkpoints and TensorBoard files")
     checkpoint_every: int = rule("updates between checkpoints (0: only at the end)", minimum=0)
     seed: int = rule("seed of the weights, the games and the action sampling", minimum=0)
@@ -296,13 +346,15 @@ class AgentSettings(_Section):
 class EvaluateSettings(_Section):
     """How ``evaluate`` plays an agent (a checkpoint brings its own map and sizes)."""
 
-    map: str = rule("the mini-game to play")
+    map: str = rule("the map to play: a mini-game, or a melee map with an opponent")
     episodes: int = rule("episodes to play in all", minimum=1)
     envs: int | None = rule("environments in all; leave unset for all SC2 capacity", minimum=1)
     screen: int = rule("feature screen size, pixels a side", minimum=1, maximum=1024)
     minimap: int = rule("feature minimap size, pixels a side", minimum=1, maximum=1024)
     step_mul: int = rule("game loops per agent step", minimum=1)
     sc2: tuple[str, ...] = RUNNING_GAMES
+    race: Race = RACE
+    opponent: str | None = OPPONENT
     video: str | None = rule(
         "file (.gif or .mp4) to record one more episode to: the screen and the minimap in "
         "pysc2's colours, with the score",

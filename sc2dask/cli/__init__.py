@@ -87,10 +87,16 @@ def train_agent(args: argparse.Namespace) -> int:
         console.result(json_line(summary))
     else:
         score = summary["mean_score_last_100"]
+        games = (
+            f"; won {summary['wins']}, drew {summary['draws']}, lost {summary['losses']} "
+            f"(win rate over the last 100 games {summary['win_rate_last_100']:.0%})"
+            if summary.get("wins", 0) + summary.get("draws", 0) + summary.get("losses", 0)
+            else ""
+        )
         console.say(
             f"Done: {summary['agent_steps']} agent steps, {summary['updates']} updates "
             f"in {summary['wall_s']:.0f} s; mean score over the last 100 episodes "
-            f"{'(no episode ended)' if math.isnan(score) else f'{score:.2f}'}; "
+            f"{'(no episode ended)' if math.isnan(score) else f'{score:.2f}'}{games}; "
             f"restarts {summary['restarts']}"
         )
     return 0
@@ -110,10 +116,12 @@ class TrainingBar:
             self.bar = self._make_bar()
         self.bar.n = min(progress.agent_steps, self.bar.total)
         score = progress.mean_score_last_100
+        won = progress.win_rate_last_100
         pool = self.training.pool if self.training is not None else None
         self.bar.set_postfix_str(
             f"updates {progress.updates}, episodes {progress.episodes}, score(100) "
-            f"{'-' if math.isnan(score) else f'{score:.2f}'}, host restarts "
+            f"{'-' if math.isnan(score) else f'{score:.2f}'}"
+            f"{'' if math.isnan(won) else f', won(100) {won:.0%}'}, host restarts "
             f"{pool.host_restarts if pool else 0}",
             refresh=False,
         )
@@ -225,6 +233,8 @@ def evaluate_agent(args: argparse.Namespace) -> int:
         "screen": opts.screen,
         "minimap": opts.minimap,
         "step_mul": opts.step_mul,
+        "race": opts.race,
+        "opponent": opts.opponent,
     }
     if args.checkpoint:
         agent = checkpoint_agent_path(args.checkpoint)
@@ -239,6 +249,7 @@ def evaluate_agent(args: argparse.Namespace) -> int:
     else:
         agent = args.agent
     config = EnvConfig(**env)
+    config.check(attached=bool(opts.sc2))  # before a cluster starts
     security = _security(args)
     with (
         Console("evaluate", args.verbose, quiet=args.json) as console,
@@ -271,6 +282,9 @@ def evaluate_agent(args: argparse.Namespace) -> int:
             f"{result.map}: mean {result.mean:.2f} (std {result.std:.2f}, min "
             f"{result.min:g}, max {result.max:g}) over {result.episodes} episodes"
         )
+        if result.outcomes:
+            won = result.results
+            console.say(f"won {won['wins']}, drew {won['draws']}, lost {won['losses']}")
         if result.video:
             console.say(f"one more episode (score {result.video_score:g}) is in {result.video}")
     return 0

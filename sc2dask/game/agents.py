@@ -7,6 +7,7 @@ import importlib
 import inspect
 
 from ..errors import ConfigError
+from .scored_env import ScoredEnv
 
 # Scripted agents by the map they solve: pysc2's (in its agents package) and ours.
 SCRIPTED_AGENTS = {
@@ -62,18 +63,20 @@ def scripted_agent_path(map_name: str) -> str:
 
 
 def play_episode(env, agent, watch=None) -> float:
-    """One whole episode of ``env`` with a set-up ``agent``; returns its score.
+    """One whole episode of ``env`` with a set-up ``agent``; returns its score: the game's
+    (``ScoredEnv.score``, the Blizzard score in a game for two), or the rewards' sum.
 
     ``watch(timestep, score)``, if given, sees every TimeStep and the score so far (a
     ``recording.EpisodeRecorder`` draws them).
     """
     agent.reset()
     timestep = env.reset()[0]
-    score = 0.0
+    paid = 0.0
     while True:
+        score = env.score if isinstance(env, ScoredEnv) else paid
         if watch is not None:
             watch(timestep, score)
         if timestep.last():
             return float(score)
         timestep = env.step([agent.step(timestep)])[0]
-        score += timestep.reward
+        paid += timestep.reward

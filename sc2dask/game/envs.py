@@ -10,7 +10,9 @@ from ..emulator.maps import SCENARIOS
 from ..errors import UnknownMapError
 from .attach import attach_env
 from .install import GameInstall, find_game
+from .players import check_emulated_races, check_players, pysc2_players
 from .pysc2lib import features, maps, protocol, remote_controller, sc2_env
+from .scored_env import ScoredEnv
 
 
 @dataclasses.dataclass(frozen=True)
@@ -23,26 +25,44 @@ class EnvConfig:
     step_mul: int = 8
     feature_units: bool = False
     raw: bool = False
+    race: str = "terran"
+    opponent: str | None = None  # bot:RACE:DIFFICULTY on a map for two (game/players.py)
+    reward: str = "score"  # score | outcome | both (game/scored_env.py)
+    score_scale: float = 0.001
 
     def make(
         self, seed: int | None = None, endpoint: str | None = None, first: bool = True
-    ) -> sc2_env.SC2Env:
+    ) -> ScoredEnv:
         """A pysc2 ``SC2Env`` on the game this machine has (real or emulated), or on the
-        running game at ``endpoint`` (HOST:PORT; ``first``: see ``attach_env``)."""
+        running game at ``endpoint`` (HOST:PORT; ``first``: see ``attach_env``), paying
+        ``reward`` and keeping each episode's score and outcome (``ScoredEnv``)."""
         aif = features.AgentInterfaceFormat(
             feature_dimensions=features.Dimensions(screen=self.screen, minimap=self.minimap),
             use_feature_units=self.feature_units,
             use_raw_units=self.raw,
             use_raw_actions=self.raw,
         )
-        return make_env(
+        two_players = self.opponent is not None
+        env = make_env(
             self.map_name,
             endpoint=endpoint,
             first=first,
             agent_interface_format=aif,
             step_mul=self.step_mul,
             random_seed=seed,
+            players=pysc2_players(self.race, self.opponent),
+            # A game for two pays its outcome, so that ScoredEnv knows it.
+            **({"score_index": -1} if two_players else {}),
         )
+        return ScoredEnv(env, two_players, self.reward, self.score_scale)
+
+    def check(self, attached: bool = False) -> None:
+        """UnknownMapError or ConfigError, before any game starts, where this env cannot
+        be made: an unknown map, one the game here cannot play, or players that do not fit."""
+        check_players(self.map_name, self.race, self.opponent, self.reward)
+        game = check_map(self.map_name, attached)
+        if game is not None and game.kind == "emulator":
+            check_emulated_races(self.map_name, self.race, self.opponent)
 
 
 def game_seed(*parts: int) -> int:

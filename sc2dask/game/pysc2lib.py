@@ -28,6 +28,7 @@ try:
     point = _sub("lib.point")
     units = _sub("lib.units")
     sc2_env = _sub("env.sc2_env")
+    base_env_wrapper = _sub("env.base_env_wrapper")
     run_loop = _sub("env.run_loop")
     maps = _sub("maps")
     run_configs = _sub("run_configs")
@@ -49,6 +50,7 @@ __all__ = [
     "point",
     "units",
     "sc2_env",
+    "base_env_wrapper",
     "run_loop",
     "maps",
     "run_configs",

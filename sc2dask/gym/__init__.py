@@ -3,7 +3,8 @@
 Importing this package registers ``sc2dask/<Map>-v0`` for every map pysc2 knows: the
 seven mini-games play on the emulator, any map on the real game (``SC2PATH``). Keywords
 of ``gymnasium.make`` go to ``SC2GymEnv`` (``sc2dask/gym/env.py``): screen, minimap,
-step_mul, action_set, screen_layers, minimap_layers.
+step_mul, action_set, screen_layers, minimap_layers, and on a map for two race, opponent
+(bot:RACE:DIFFICULTY) and reward; ``info["outcome"]`` ends such a game.
 """
 
 try:

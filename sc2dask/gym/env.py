@@ -22,7 +22,8 @@ import numpy as np
 from ..agents.spaces import SPATIAL_ARGS, ObservationEncoder, agent_interface_format
 from ..errors import ConfigError
 from ..game import EnvConfig, check_map, game_seed
-from ..game.pysc2lib import actions, features, sc2_env
+from ..game.pysc2lib import actions, features
+from ..game.scored_env import ScoredEnv
 from ..settings import AgentSettings, TrainSettings, load
 
 # The player row is encoded as log1p of the game's int32 counts, so it never exceeds this.
@@ -56,6 +57,9 @@ class SC2GymEnv(gymnasium.Env[dict[str, Any], np.int64]):
         action_set: str | None = None,
         screen_layers: Sequence[str] | None = None,
         minimap_layers: Sequence[str] | None = None,
+        race: str | None = None,
+        opponent: str | None = None,
+        reward: str | None = None,
     ):
         check_map(map_name)
         agent = load(
@@ -69,8 +73,19 @@ class SC2GymEnv(gymnasium.Env[dict[str, Any], np.int64]):
             },
             map_name=map_name,
         ).values
-        step_mul = load(TrainSettings, {"step_mul": step_mul}, map_name=map_name).values.step_mul
-        self.env_config = EnvConfig(map_name, agent.screen, agent.minimap, step_mul)
+        given = {"step_mul": step_mul, "race": race, "opponent": opponent, "reward": reward}
+        train = load(TrainSettings, given, map_name=map_name).values
+        self.env_config = EnvConfig(
+            map_name,
+            agent.screen,
+            agent.minimap,
+            train.step_mul,
+            race=train.race,
+            opponent=train.opponent,
+            reward=train.reward,
+            score_scale=train.score_scale,
+        )
+        self.env_config.check()
         # The spec pysc2 will give, without starting a game: the spaces exist before reset.
         obs_spec = features.Features(agent_interface_format(agent)).observation_spec()
         self.encoder = ObservationEncoder(obs_spec, agent)
@@ -98,7 +113,7 @@ class SC2GymEnv(gymnasium.Env[dict[str, Any], np.int64]):
         self._first = np.concatenate([[0], np.cumsum(self._choices)])  # each block's start
         self.action_space = gymnasium.spaces.Discrete(int(self._first[-1]))
 
-        self._env: sc2_env.SC2Env | None = None
+        self._env: ScoredEnv | None = None
         self._mask = np.zeros(self.action_space.n, bool)
         self.timestep: Any = None  # a pysc2 TimeStep
 
@@ -133,6 +148,8 @@ class SC2GymEnv(gymnasium.Env[dict[str, Any], np.int64]):
         terminated = self.timestep.last() and self.timestep.discount == 0
         truncated = self.timestep.last() and not terminated
         observation, info = self._observe()
+        if self.timestep.last() and self._env.outcome is not None:
+            info["outcome"] = self._env.outcome  # +1 win, 0 tie, -1 loss (a game for two)
         return observation, float(self.timestep.reward), bool(terminated), bool(truncated), info
 
     def close(self):

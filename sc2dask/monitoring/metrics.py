@@ -54,6 +54,10 @@ class TrainingCollector(Collector):
             yield CounterMetricFamily(f"{PREFIX}_{name}", help_text, value=_finite(row[key]))
         gauges = {
             "episode_score": ("Mean score of the last 100 episodes", row["mean_score_last_100"]),
+            "win_rate": (
+                "Wins over the last 100 games against an opponent (NaN on a one-player map)",
+                row["win_rate_last_100"],
+            ),
             "episode_score_last": (
                 "Score of the latest episode",
                 monitor.episodes[-1][1] if monitor.episodes else math.nan,

@@ -29,6 +29,7 @@ ROW_COLUMNS = (
     "version",
     "staleness",
     "mean_score_last_100",
+    "win_rate_last_100",  # games for two; NaN otherwise
     "episodes",
     "bytes_moved",
     "bytes_per_update",

@@ -148,9 +148,16 @@ def _summary_html(monitor: TrainingMonitor) -> str:
         f"<b>{map_name}</b>, {mode} updates (run {run_id}): "
         f"{last['agent_steps']:,.0f} agent steps, {last['update']:,.0f} updates, "
         f"{last['episodes']:,.0f} episodes, mean score (last 100) "
-        f"{_number(last['mean_score_last_100'], '.2f')}, weights v{last['version']:.0f}, "
+        f"{_number(last['mean_score_last_100'], '.2f')}{_win_rate(last)}, "
+        f"weights v{last['version']:.0f}, "
         f"{_number(last['steps_per_s'], ',.0f')} steps/s"
     )
+
+
+def _win_rate(row: dict) -> str:
+    """ ", win rate (last 100 games) 45 %" in a game for two; nothing on a mini-game."""
+    rate = row.get("win_rate_last_100", math.nan)
+    return "" if math.isnan(rate) else f", win rate (last 100 games) {rate:.0%}"
 
 
 def _number(value: float, spec: str) -> str:

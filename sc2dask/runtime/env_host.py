@@ -19,7 +19,15 @@ import numpy as np
 
 from ..agents.loading import build_agent
 from ..compression import Compressor, WeightDelta, apply_delta
-from ..core import AgentSpec, GradientResult, NonFiniteGradients, RolloutResult, Work, WorkOrder
+from ..core import (
+    AgentSpec,
+    EpisodeResult,
+    GradientResult,
+    NonFiniteGradients,
+    RolloutResult,
+    Work,
+    WorkOrder,
+)
 from ..errors import ConfigError, SC2DaskError
 from ..game import GAME_FAILURES, EnvConfig, game_seed, load_agent_class
 from ..game.recording import EpisodeRecorder, Recording, check_layer
@@ -91,7 +99,7 @@ class EnvHost:
 
     # --- evaluation of any pysc2 agent ---------------------------------------------------
 
-    async def evaluate(self, agent_path: str, episodes: int) -> list[float]:
+    async def evaluate(self, agent_path: str, episodes: int) -> list[EpisodeResult]:
         """Play ``episodes`` whole episodes with a fresh ``agent_path`` agent per env."""
         agent_class = _checked_agent(load_agent_class(agent_path), agent_path)
         shares = [len(range(i, episodes, self.n_envs)) for i in range(self.n_envs)]
@@ -102,7 +110,7 @@ class EnvHost:
                 if n
             )
         )
-        return [score for scores in results for score in scores]
+        return [episode for episodes in results for episode in episodes]
 
     async def record(self, agent_path: str, layer: str) -> Recording:
         """One episode of an ``agent_path`` agent on the first env, drawn frame by frame
@@ -118,9 +126,11 @@ class EnvHost:
         await asyncio.to_thread(self._play_episodes, self._slots[0], agent_class, 1, watch_next)
         return recorders[-1].recording()
 
-    def _play_episodes(self, slot: EnvSlot, agent_class, episodes: int, watch=None) -> list[float]:
+    def _play_episodes(
+        self, slot: EnvSlot, agent_class, episodes: int, watch=None
+    ) -> list[EpisodeResult]:
         """``watch``: a function making each episode's watcher (``EnvSlot.play_episode``)."""
-        scores = []
+        scores: list[EpisodeResult] = []
         while len(scores) < episodes:
             try:
                 env = slot.ensure()
@@ -169,6 +179,7 @@ class EnvHost:
         ):
             self._compressor = Compressor(order.compression, order.fraction)
         scores = [s for t in trajectories for s in t.episode_scores]
+        outcomes = [o for t in trajectories for o in t.episode_outcomes]
         counts = {
             "steps": float(sum(len(t) for t in trajectories)),
             "truncated": sum(t.truncated for t in trajectories),
@@ -177,8 +188,9 @@ class EnvHost:
             grads, metrics = await asyncio.to_thread(self._learner.compute_gradients, trajectories)
         except NonFiniteGradients as exc:  # the client counts it; the steps still count
             log.warning("gradient rejected: %s", exc)
-            return GradientResult(None, counts, scores, rejected=True)
-        return GradientResult(self._compressor.pack(grads), {**metrics, **counts}, scores)
+            return GradientResult(None, counts, scores, rejected=True, outcomes=outcomes)
+        packed = self._compressor.pack(grads)
+        return GradientResult(packed, {**metrics, **counts}, scores, outcomes=outcomes)
 
     async def prepare(self, agent: AgentSpec, gradients: bool = False) -> dict:
         """Start every game, then build the policy in the background; returns

@@ -24,6 +24,7 @@ class _Record:
     def __init__(self):
         self.encoded, self.actions, self.log_probs = [], [], []
         self.rewards, self.terminal, self.scores = [], [], []
+        self.outcomes: list[int] = []
         self.initial_state: State = {}  # the policy's memory before the first step
         self.crashed = False
 
@@ -32,6 +33,8 @@ class _Record:
         self.terminal.append(step.terminal)
         if step.score is not None:
             self.scores.append(step.score)
+        if step.outcome is not None:
+            self.outcomes.append(step.outcome)
 
     def trajectory(self, version: int) -> Trajectory | None:
         """The steps as one Trajectory; after a crash, cut at the last good state and
@@ -45,6 +48,7 @@ class _Record:
                 self.terminal,
                 version,
                 episode_scores=self.scores,
+                episode_outcomes=self.outcomes,
                 log_probs=self.log_probs,
                 initial_state=self.initial_state,
             )
@@ -61,6 +65,7 @@ class _Record:
             version,
             truncated=True,
             episode_scores=self.scores,
+            episode_outcomes=self.outcomes,
             log_probs=self.log_probs[:done],
             initial_state=self.initial_state,
         )

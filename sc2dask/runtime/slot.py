@@ -7,7 +7,7 @@ import dataclasses
 import logging
 import os
 
-from ..core import State
+from ..core import EpisodeResult, State
 from ..errors import GameFailedError, SC2DaskError
 from ..game import EnvConfig, game_seed, play_episode
 
@@ -24,11 +24,13 @@ class SlotClosed(RuntimeError):
 
 @dataclasses.dataclass
 class Step:
-    """What one action did: its reward, whether it ended the episode, and the score then."""
+    """What one action did: its reward, whether it ended the episode, and the score and
+    outcome then."""
 
     reward: float
     terminal: bool
     score: float | None  # the episode's score when ``terminal``, else None
+    outcome: int | None = None  # +1, 0, -1 when a game for two ended, else None
 
 
 class EnvSlot:
@@ -50,7 +52,6 @@ class EnvSlot:
         self.failures_in_a_row = 0
         self.retired = False  # closed for good: no game starts again
         self._timestep = None  # the env's current TimeStep, so rollouts continue across calls
-        self._score = 0.0
         # A recurrent policy's memory of this env's episode, kept here so that it carries
         # across rollouts (runtime/rollout.py); None at an episode's start.
         self.memory: State | None = None
@@ -76,7 +77,6 @@ class EnvSlot:
     def reset(self):
         with self._closing():
             self._timestep = self.ensure().reset()[0]
-        self._score = 0.0
         self.memory = None
         self.failures_in_a_row = 0
         return self._timestep
@@ -86,27 +86,26 @@ class EnvSlot:
         with self._closing():
             timestep = self.env.step([action])[0]
         self.failures_in_a_row = 0
-        self._score += timestep.reward
         if not timestep.last():
             self._timestep = timestep
             return Step(timestep.reward, False, None)
-        score = float(self._score)
         self.episodes += 1
         self._timestep = None
-        return Step(timestep.reward, True, score)
+        return Step(timestep.reward, True, float(self.env.score), self.env.outcome)
 
-    def play_episode(self, agent, watch=None) -> float:
-        """One whole episode with a set-up pysc2 ``agent`` (evaluation); returns its score.
-        ``watch(timestep, score)`` sees each step (``game.play_episode``).
+    def play_episode(self, agent, watch=None) -> EpisodeResult:
+        """One whole episode with a set-up pysc2 ``agent`` (evaluation): its score and
+        outcome. ``watch(timestep, score)`` sees each step (``game.play_episode``).
 
         Rollouts afterwards start a new episode, whatever happened to this one.
         """
         self._timestep = None
         with self._closing():
-            score = play_episode(self.ensure(), agent, watch)
+            env = self.ensure()
+            score = play_episode(env, agent, watch)
         self.episodes += 1
         self.failures_in_a_row = 0
-        return score
+        return EpisodeResult(score, env.outcome)
 
     @contextlib.contextmanager
     def _closing(self):
@@ -154,10 +153,7 @@ class EnvSlot:
             pass
 
     def pid(self) -> int | None:
-        try:
-            return self.env._sc2_procs[0].pid  # noqa: SLF001 - pysc2 has no public accessor
-        except (AttributeError, IndexError, TypeError):
-            return None
+        return None if self.env is None else self.env.game_pid
 
     def retire(self) -> None:
         """Close the game for good: work in flight stops instead of starting a new one."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import statistics
 
-from ..game import EnvConfig, check_map, load_agent_class
+from ..game import EnvConfig, load_agent_class
 from ..game.recording import check_layer
 from ..settings import EvaluateSettings, load
 from . import checkpoint
@@ -24,14 +24,24 @@ class EvaluationResult:
     min: float
     max: float
     scores: list[float]
+    outcomes: list[int] = dataclasses.field(default_factory=list)  # games for two
     video: str | None = None  # the recorded episode's file
     video_score: float | None = None
+
+    @property
+    def results(self) -> dict[str, int]:
+        """Wins, draws and losses of games for two."""
+        return {
+            "wins": sum(o > 0 for o in self.outcomes),
+            "draws": sum(o == 0 for o in self.outcomes),
+            "losses": sum(o < 0 for o in self.outcomes),
+        }
 
     def summary(self) -> dict:
         """The fields the CLI prints with --json."""
         fields = ["map", "episodes", "mean", "std", "min", "max"]
         fields += ["video", "video_score"] if self.video else []
-        return {k: getattr(self, k) for k in fields}
+        return {k: getattr(self, k) for k in fields} | (self.results if self.outcomes else {})
 
 
 def evaluate(
@@ -62,10 +72,15 @@ def evaluate(
         check_video_path(opts.video)
         check_layer(opts.video_layer)
     config = config or EnvConfig(
-        opts.map, screen=opts.screen, minimap=opts.minimap, step_mul=opts.step_mul
+        opts.map,
+        screen=opts.screen,
+        minimap=opts.minimap,
+        step_mul=opts.step_mul,
+        race=opts.race,
+        opponent=opts.opponent,
     )
-    # unknown maps fail here, before any worker starts a game
-    check_map(config.map_name, attached=bool(opts.sc2))
+    # unknown maps and players that do not fit fail here, before any worker starts a game
+    config.check(attached=bool(opts.sc2))
     if client is None:
         with cluster_client(scheduler, opts.envs or len(opts.sc2) or None) as own:
             return evaluate(
@@ -81,10 +96,11 @@ def evaluate(
     for code in checkpoint.agent_code(agent):  # workers elsewhere may lack it
         upload_agent_code(client, code)
     with EnvPool(client, config, n_envs=opts.envs, sc2=opts.sc2) as pool:
-        scores = pool.evaluate(agent, opts.episodes)
+        played = pool.evaluate(agent, opts.episodes)
         recording = pool.record(agent, opts.video_layer) if opts.video else None
     if recording is not None:
         write_video(recording, opts.video, config.map_name)
+    scores = [e.score for e in played]
     return EvaluationResult(
         map=config.map_name,
         episodes=len(scores),
@@ -93,6 +109,7 @@ def evaluate(
         min=min(scores),
         max=max(scores),
         scores=scores,
+        outcomes=[e.outcome for e in played if e.outcome is not None],
         video=opts.video,
         video_score=None if recording is None else float(recording.scores[-1]),
     )

@@ -23,7 +23,6 @@ from ..agents.loading import build_agent
 from ..compression import DeltaSender
 from ..core import Agent
 from ..errors import ConfigError
-from ..game import EnvConfig
 from ..monitoring.telemetry import TrainingPublisher
 from . import checkpoint
 from .cluster import cluster_client
@@ -106,6 +105,17 @@ class Training:
             "episodes": p.episodes,
             "wall_s": round(time.monotonic() - run.started, 2),
             "mean_score_last_100": p.mean_score_last_100,
+            # games for two
+            **(
+                {
+                    "win_rate_last_100": p.win_rate_last_100,
+                    "wins": p.wins,
+                    "draws": p.draws,
+                    "losses": p.losses,
+                }
+                if run.settings.opponent
+                else {}
+            ),
             "restarts": run.restarts(),
             "rejected_gradients": run.store.rejected if run.store else 0,
             "dropped_stale_gradients": p.dropped_stale,
@@ -158,9 +168,7 @@ class _Run:
         self.settings, self.agent_settings, self.on_update = opts, agent, on_update
         self.agent = run.agent_spec
         self._client_agent: Agent | None = None  # made as the run starts (``loop``)
-        self.env_config = EnvConfig(
-            opts.map, screen=agent.screen, minimap=agent.minimap, step_mul=opts.step_mul
-        )
+        self.env_config = run.env_config
         self.client, self.scheduler, self.resume = client, scheduler, resume
         self.progress = Progress()
         self.stopping = threading.Event()
@@ -293,6 +301,8 @@ class _Run:
                 "updates": p.updates,
                 "episodes": p.episodes,
                 "scores": list(p.scores),
+                "outcomes": list(p.outcomes),
+                "results": [p.wins, p.draws, p.losses],
                 "settings": dataclasses.asdict(self.settings),
                 "env_config": dataclasses.asdict(self.env_config),
                 "agent_class": self.agent.class_path,
@@ -319,3 +329,5 @@ class _Run:
             state["episodes"],
         )
         p.scores.extend(state["scores"])
+        p.outcomes.extend(state.get("outcomes", []))  # checkpoints of games for two
+        p.wins, p.draws, p.losses = state.get("results", [0, 0, 0])

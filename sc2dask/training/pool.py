@@ -23,6 +23,7 @@ from typing import Any
 
 from distributed.comm import get_address_host
 
+from ..core import EpisodeResult
 from ..game import EnvConfig, game_seed
 from ..game.recording import Recording
 from ..settings import parse_endpoint
@@ -215,12 +216,12 @@ class EnvPool:
 
     # --- work ------------------------------------------------------------------------------
 
-    def evaluate(self, agent_path: str, episodes: int) -> list[float]:
-        """Scores of ``episodes`` episodes of a pysc2 agent class, spread over all envs."""
+    def evaluate(self, agent_path: str, episodes: int) -> list[EpisodeResult]:
+        """``episodes`` episodes of a pysc2 agent class, spread over all envs."""
         shares = {
             id(p): n for p, n in zip(self.placements, share_episodes(self.placements, episodes))
         }
-        scores = []
+        scores: list[EpisodeResult] = []
         for _, result in self.map(lambda p: lambda host: host.evaluate(agent_path, shares[id(p)])):
             scores.extend(result)
         return scores

@@ -26,6 +26,13 @@ class Progress:
     scores: collections.deque = dataclasses.field(
         default_factory=lambda: collections.deque(maxlen=100)
     )
+    # +1, 0, -1 of the last 100 games for two; their totals below
+    outcomes: collections.deque = dataclasses.field(
+        default_factory=lambda: collections.deque(maxlen=100)
+    )
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
     history: list = dataclasses.field(default_factory=list)
     bytes_moved: int = 0  # both directions: bytes_to_hosts + bytes_from_hosts
     bytes_to_hosts: int = 0  # weights
@@ -43,6 +50,11 @@ class Progress:
     @property
     def mean_score_last_100(self) -> float:
         return float(np.mean(self.scores)) if self.scores else float("nan")
+
+    @property
+    def win_rate_last_100(self) -> float:
+        """Wins over the last 100 games for two (ties count as not won); NaN before any."""
+        return float(np.mean(np.array(self.outcomes) > 0)) if self.outcomes else float("nan")
 
 
 class Recorder:
@@ -85,13 +97,18 @@ class Recorder:
         self.progress.learner_samples += int(samples)
         self.progress.learner_seconds += seconds
 
-    def record(self, applied: int, metrics: dict, scores, staleness: int) -> None:
-        """Count a batch's steps and scores, and ``applied`` optimizer steps made from it."""
+    def record(self, applied: int, metrics: dict, scores, staleness: int, outcomes=()) -> None:
+        """Count a batch's steps, scores and outcomes (games for two), and ``applied``
+        optimizer steps made from it."""
         p = self.progress
         p.agent_steps += int(metrics.get("steps", 0))
         p.truncated += int(metrics.get("truncated", 0))
         p.episodes += len(scores)
         p.scores.extend(scores)
+        p.outcomes.extend(outcomes)
+        p.wins += sum(o > 0 for o in outcomes)
+        p.draws += sum(o == 0 for o in outcomes)
+        p.losses += sum(o < 0 for o in outcomes)
         p.updates += int(applied)
         row = {
             **metrics,  # the learner's; the run's own counters win below
@@ -100,6 +117,7 @@ class Recorder:
             "version": self._version(),
             "staleness": staleness,
             "mean_score_last_100": p.mean_score_last_100,
+            "win_rate_last_100": p.win_rate_last_100,
             "episodes": p.episodes,
             "bytes_moved": p.bytes_moved,
             "bytes_to_hosts": p.bytes_to_hosts,

@@ -15,7 +15,7 @@ from typing import Any
 from ..agents.loading import agent_spec
 from ..core import AgentSpec
 from ..errors import ConfigError
-from ..game import check_map
+from ..game import EnvConfig
 from ..settings import DEFAULT_ORIGIN, AgentSettings, TrainSettings, is_default, load
 from . import checkpoint
 
@@ -28,6 +28,7 @@ class RunSettings:
     agent: AgentSettings
     origins: Mapping[str, str]
     agent_spec: AgentSpec  # the agent class and its config, checked
+    env_config: EnvConfig  # the envs: map, sizes, players and reward, checked
 
 
 def resolve_run(
@@ -53,8 +54,18 @@ def resolve_run(
         )
     if resume:  # a missing or corrupt checkpoint, or one of another network
         check_resumable(opts.checkpoint_dir, spec)
-    check_map(opts.map, attached=bool(opts.sc2))
-    return RunSettings(opts, agent, loaded.origins, spec)
+    env = EnvConfig(
+        opts.map,
+        screen=agent.screen,
+        minimap=agent.minimap,
+        step_mul=opts.step_mul,
+        race=opts.race,
+        opponent=opts.opponent,
+        reward=opts.reward,
+        score_scale=opts.score_scale,
+    )
+    env.check(attached=bool(opts.sc2))
+    return RunSettings(opts, agent, loaded.origins, spec, env)
 
 
 def check_settings(

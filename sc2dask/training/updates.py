@@ -115,7 +115,11 @@ class CentralUpdates(UpdateRule):
         metrics["steps"] = float(steps)  # each step once
         metrics["truncated"] = sum(t.truncated for t in trajectories)
         self.recorder.record(
-            applied, metrics, [s for t in trajectories for s in t.episode_scores], staleness
+            applied,
+            metrics,
+            [s for t in trajectories for s in t.episode_scores],
+            staleness,
+            [o for t in trajectories for o in t.episode_outcomes],
         )
         return [placement]
 
@@ -162,12 +166,12 @@ class AsyncUpdates(UpdateRule):
         self.recorder.received(compression.nbytes(result.grads))
         if self.counted(staleness) > self.max_staleness:
             self.recorder.progress.dropped_stale += 1
-            self.recorder.record(False, result.metrics, result.scores, staleness)
+            self.recorder.record(False, result.metrics, result.scores, staleness, result.outcomes)
         else:
             applied = self.store.apply(
                 compression.unpack(result.grads), lr_scale=self.lr_scale(staleness)
             )
-            self.recorder.record(applied, result.metrics, result.scores, staleness)
+            self.recorder.record(applied, result.metrics, result.scores, staleness, result.outcomes)
         return [placement]
 
 
@@ -196,7 +200,7 @@ class SyncUpdates(UpdateRule):
         if result.grads is not None and staleness > self.max_staleness:  # too late
             self.recorder.received(compression.nbytes(result.grads))
             self.recorder.progress.dropped_stale += 1
-            self.recorder.record(False, result.metrics, result.scores, staleness)
+            self.recorder.record(False, result.metrics, result.scores, staleness, result.outcomes)
             return [placement]  # fresh weights, fresh work
         if result.grads is not None:
             self.recorder.received(compression.nbytes(result.grads))
@@ -231,7 +235,11 @@ class SyncUpdates(UpdateRule):
             staleness = max(self.store.version - v for _, v in usable)
             applied = self.store.apply(grads, lr_scale=self.lr_scaling(len(results)))
             self.recorder.record(
-                applied, metrics, [s for r in results for s in r.scores], staleness
+                applied,
+                metrics,
+                [s for r in results for s in r.scores],
+                staleness,
+                [o for r in results for o in r.outcomes],
             )
         return waiting
 
@@ -253,7 +261,9 @@ def _count_rejected(rule: UpdateRule, result: GradientResult, version: int) -> N
     counts them as rejected, and the steps and scores played still count."""
     if result.rejected:
         rule.store.reject("non-finite on the host")
-        rule.recorder.record(False, result.metrics, result.scores, rule.store.version - version)
+        rule.recorder.record(
+            False, result.metrics, result.scores, rule.store.version - version, result.outcomes
+        )
 
 
 def make_update_rule(

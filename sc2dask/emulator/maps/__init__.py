@@ -25,6 +25,9 @@ SCENARIOS: dict[str, type[Scenario]] = {
     )
 }
 
+# The races whose units and structures the emulator has rules for.
+EMULATED_RACES = ("terran",)
+
 
 class UnsupportedMapError(ValueError):
     """A map the emulator cannot play; the message names the maps it can."""

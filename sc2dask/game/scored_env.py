@@ -1,0 +1,59 @@
+"""The reward a run pays, and each episode's score and outcome, over any pysc2 env.
+
+pysc2 pays one of two rewards: the change of a score, or the game's outcome (``score_index
+-1``). A run on a map for two wants both known whatever it pays: the outcome for the win
+rate, the Blizzard score for the curve. So two-player games are made with the outcome as
+pysc2's reward, and this wrapper reads the score from the observation
+(``score_cumulative[0]``, which is also what the mini-games pay) and pays what the run's
+``reward`` setting asks. On a one-player mini-game it passes pysc2's reward through.
+"""
+
+from __future__ import annotations
+
+from .pysc2lib import base_env_wrapper
+
+
+class ScoredEnv(base_env_wrapper.BaseEnvWrapper):
+    """``score``: the episode's score so far (its change since the first step);
+    ``outcome``: +1, 0 or -1 once a game for two has ended, else None."""
+
+    def __init__(self, env, two_players: bool, reward: str = "score", score_scale: float = 1.0):
+        super().__init__(env)
+        self.two_players, self.reward, self.score_scale = two_players, reward, score_scale
+        self.score = 0.0
+        self.outcome: int | None = None
+        self._first_score = 0.0
+
+    @property
+    def game_pid(self) -> int | None:
+        """The pid of the game this env launched (None for an attached one)."""
+        procs = getattr(self._env, "_sc2_procs", None) or []  # pysc2 has no public accessor
+        return procs[0].pid if procs else None
+
+    def reset(self, *args, **kwargs):
+        timesteps = self._env.reset(*args, **kwargs)
+        self._first_score = _blizzard_score(timesteps[0])
+        self.score, self.outcome = 0.0, None
+        return timesteps
+
+    def step(self, actions, *args, **kwargs):
+        timesteps = self._env.step(actions, *args, **kwargs)
+        timestep = timesteps[0]
+        if not self.two_players:
+            self.score += timestep.reward
+            return timesteps
+        score = _blizzard_score(timestep) - self._first_score
+        change, self.score = score - self.score, score
+        outcome = int(timestep.reward) if timestep.last() else 0  # pysc2 pays the outcome
+        if timestep.last():
+            self.outcome = outcome
+        paid = {
+            "score": change,
+            "outcome": outcome,
+            "both": outcome + self.score_scale * change,
+        }[self.reward]
+        return (timestep._replace(reward=paid), *timesteps[1:])
+
+
+def _blizzard_score(timestep) -> float:
+    return float(timestep.observation["score_cumulative"][0])
