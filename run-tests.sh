@@ -7,6 +7,7 @@
 #   ./run-tests.sh -m "not slow"   # all but the longest tests
 source "$(dirname "$0")/tools/venv.sh"
 source "$ROOT/tools/chromium.sh"
+source "$ROOT/tools/slurm.sh"
 cd "$ROOT"
 lint-imports --no-cache
 ruff check --quiet
