@@ -36,6 +36,10 @@ from sc2dask.training.cluster import local_cluster
 from sc2dask.training.evaluate import evaluate
 
 ROOT = Path(__file__).resolve().parents[1]
+# The code this process runs: the commit when it started (later commits do not reach it).
+COMMIT = subprocess.run(
+    ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
+).stdout.strip()
 RESULTS = ROOT / "benchmarks/results/minigames"
 PAGE = ROOT / "docs/results/minigames.md"
 TABLE_START, TABLE_END = "<!-- bench_minigames: table -->", "<!-- bench_minigames: end -->"
@@ -117,7 +121,7 @@ def train_map(client, name: str, folder: Path, args) -> dict:
         "cores": os.cpu_count(),
         "mode": args.mode,
         "agent_class": state["agent_class"],
-        "commit": _commit(),
+        "commit": COMMIT,
         "date": time.strftime("%Y-%m-%d"),
     }
     (folder / "row.json").write_text(json.dumps(row, indent=1) + "\n")
@@ -192,12 +196,6 @@ def _write_curve(path: Path, rows: list[dict]) -> None:
         writer.writeheader()
         writer.writerows(rows)
     os.replace(tmp, path)
-
-
-def _commit() -> str:
-    return subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
-    ).stdout.strip()
 
 
 def plot(rows: list[dict], out: Path, name: str) -> None:
