@@ -14,7 +14,7 @@ import numpy as np
 from s2clientprotocol import common_pb2
 from s2clientprotocol import sc2api_pb2 as sc_pb
 
-from . import commands, observe, static_data
+from . import commands, debug, observe, static_data
 from .bots import LEVELS
 from .gamedata import BASE_BUILD, DATA_VERSION, GAME_VERSION
 from .maps import UnsupportedMapError, scenario_for
@@ -36,6 +36,7 @@ VALID_STATUS = {
     "action": {Status.in_game},
     "step": {Status.in_game},
     "save_replay": {Status.in_game, Status.ended},
+    "debug": {Status.in_game},
 }
 
 # Interface sizes the emulator renders: beyond these an observation would not fit in
@@ -281,6 +282,14 @@ class Session:
         resp.simulation_loop = self.world.game_loop
         if self.world.ended:
             self.status = Status.ended
+
+    def _debug(self, req, resp) -> None:
+        """pysc2's debug commands: create units, kill units, set a unit's life, energy or
+        shields, and end the game; the drawing ones are accepted and ignored."""
+        for command in req.debug:
+            problem = debug.apply(self.world, command)
+            if problem:
+                raise RequestFailed(f"debug: {problem}")
 
     def _save_replay(self, req, resp) -> None:
         raise RequestFailed(

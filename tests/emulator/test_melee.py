@@ -2,8 +2,14 @@
 built-in bots, with two players in game_info, and a race the emulator has no rules for
 refused by name."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
+from sc2dask.game import pysc2lib
 from sc2dask.game.pysc2lib import random_agent, remote_controller, sc2_env
 from sc2dask.game.scripted_agents import TerranMacro
 from tests.pysc2_helpers import make_env, play
@@ -70,3 +76,25 @@ def test_a_player_the_emulator_cannot_play_is_refused_by_name(players, message):
     with pytest.raises(remote_controller.RequestError, match=message):
         with make_env("Simple64", players=players) as env:
             env.reset()
+
+
+# pysc2's own tests that need a melee map and that one connection can play.
+UPSTREAM = [
+    "debug_test.py::TestDebug::test_multi_player",
+    "versions_test.py::TestVersions::test_versions_create_game",
+    "obs_spec_test.py::TestObservationSpec::test_observation_matches_obs_spec",
+]
+
+
+@pytest.mark.slow
+def test_pysc2s_own_melee_tests_pass_unmodified(sc2path, tmp_path):
+    tests = Path(pysc2lib.MAPS_DIR).parent / "tests"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-c", os.devnull, "-p", "no:cacheprovider",
+         "-o", "markers=sc2", "--rootdir", str(tmp_path), "-q",
+         *[f"{tests / test}" for test in UPSTREAM]],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path,
+        env={**os.environ, "SC2PATH": str(sc2path)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert f"{len(UPSTREAM)} passed" in done.stdout
