@@ -2,11 +2,12 @@
 
 Each level is a build order and an attack rule, acting on the world once a game second:
 keep the workers mining, train SCVs up to a count, build supply depots before supply runs
-out, build barracks and train marines, and attack-move the army to the enemy's start
-(then to its nearest structure) once it is big enough. A higher level builds more
-workers and barracks and attacks earlier with more marines, so it beats the one below.
-Everything it decides comes from the world and the game's seed, so a seed gives the same
-game. Unlike the real game's AI it sees the whole map.
+out, build barracks and train marines, defend its base, and attack-move its army in waves
+to the enemy's structures once a wave is big enough. A higher level builds more
+workers and barracks and attacks with bigger waves. Everything it decides comes from the
+world and the game's seed, so a seed gives the same game. Unlike the real game's AI it
+sees the whole map. The levels are not yet calibrated against each other: which of two
+wins a game between them still depends on the seats (docs/results/fullgame.md).
 """
 
 from __future__ import annotations
@@ -21,6 +22,13 @@ from . import gamedata as gd
 from .units import Order, Owner, Unit
 
 THINK_EVERY = gd.LOOPS_PER_SECOND  # loops between decisions: once a game second
+MAP_CENTRE = 32.0
+# Building sites from the town hall of the base at the top left, towards the map's centre
+# (mirrored for the other base): depots in a column, barracks in the next, a lane apart.
+DEPOT_SITES = [(7.0, dy) for dy in (2.0, 5.0, 8.0, 11.0)] + [(10.0, dy) for dy in (8.0, 11.0)]
+DEFEND_RADIUS = 16.0  # enemies this close to the town hall draw the army home
+RALLY = (12.0, 12.0)  # where the army gathers, from the town hall as the sites are
+BARRACKS_SITES = [(13.5, dy) for dy in (-1.5, 3.5, 8.5)] + [(19.5, dy) for dy in (-1.5, 3.5)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,9 +43,9 @@ class Level:
 
 
 LEVELS = {
-    sc_pb.VeryEasy: Level(workers=14, barracks=1, wave=8, first_attack_s=420),
-    sc_pb.Easy: Level(workers=16, barracks=2, wave=10, first_attack_s=330),
-    sc_pb.Medium: Level(workers=20, barracks=3, wave=12, first_attack_s=270),
+    sc_pb.VeryEasy: Level(workers=14, barracks=1, wave=6, first_attack_s=400),
+    sc_pb.Easy: Level(workers=16, barracks=2, wave=12, first_attack_s=400),
+    sc_pb.Medium: Level(workers=20, barracks=3, wave=18, first_attack_s=400),
 }
 
 
@@ -48,7 +56,6 @@ class Bot:
         if difficulty not in LEVELS:
             raise ValueError(f"no emulated bot of difficulty {difficulty}")
         self.level, self.owner, self.enemy_start = LEVELS[difficulty], owner, enemy_start
-        self.attacking = False
 
     def step(self, world) -> None:
         if world.game_loop % THINK_EVERY:
@@ -63,7 +70,7 @@ class Bot:
         self._supply(world, own, workers, hall)
         self._barracks(world, own, workers, hall)
         self._train(world, own, workers, hall)
-        self._attack(world, own)
+        self._attack(world, own, hall)
 
     # --- the economy -------------------------------------------------------------------
 
@@ -99,7 +106,10 @@ class Bot:
     def _train(self, world, own, workers, hall) -> None:
         if len(workers) < self.level.workers and not hall.queue:
             economy.train(world, [hall], gd.SCV)
+        side = 1.0 if hall.x < MAP_CENTRE else -1.0
         for barracks in [u for u in own if u.type is gd.BARRACKS and u.finished]:
+            # marines gather in front of the base, out of the buildings' way
+            barracks.rally = (hall.x + side * RALLY[0], hall.y - side * RALLY[1])
             if not barracks.queue:
                 economy.train(world, [barracks], gd.MARINE)
 
@@ -116,38 +126,38 @@ class Bot:
         ]
 
     def _site(self, world, hall: Unit, unit_type) -> tuple[float, float] | None:
-        """The first free spot on rings round the town hall, on the side away from the
-        minerals (towards the map's centre)."""
-        toward = 1.0 if hall.x < 32 else -1.0
-        for ring in range(5, 14, 3):
-            for step in range(12):
-                angle = (step / 12) * 2 * math.pi
-                x = hall.x + toward * abs(ring * math.cos(angle))
-                y = hall.y + ring * math.sin(angle)
-                site = economy.snap(unit_type, x, y)
-                if economy.placement_error(world, unit_type, *site) is None:
-                    return site
+        """The first free site of the bot's building grid: in front of its base, towards
+        the map's centre, with lanes between the buildings for its workers and army."""
+        sites = DEPOT_SITES if unit_type is gd.SUPPLY_DEPOT else BARRACKS_SITES
+        side = 1.0 if hall.x < MAP_CENTRE else -1.0
+        for dx, dy in sites:
+            site = economy.snap(unit_type, hall.x + side * dx, hall.y - side * dy)
+            if economy.placement_error(world, unit_type, *site) is None:
+                return site
         return None
 
     # --- the army ----------------------------------------------------------------------
 
-    def _attack(self, world, own) -> None:
-        army = [u for u in own if u.type.army and u.type is not gd.SCV]
-        seconds = world.game_loop / gd.LOOPS_PER_SECOND
-        if not self.attacking:
-            self.attacking = seconds >= self.level.first_attack_s and len(army) >= self.level.wave
-            if not self.attacking:
-                return
+    def _attack(self, world, own, hall: Unit) -> None:
+        """Defend the base from enemies near it; else send the marines gathered at home
+        in waves of ``wave`` once the first attack is due."""
+        army = [u for u in own if u.type is gd.MARINE]
+        at_home = [u for u in army if not u.orders or u.orders[0].kind == "move"]
         enemies = [u for u in world.units.values() if u.owner not in (self.owner, Owner.NEUTRAL)]
-        structures = [u for u in enemies if u.type.is_structure]
-        idle = [u for u in army if not u.orders]
-        if not idle:
+        near = [u for u in enemies if math.dist((u.x, u.y), (hall.x, hall.y)) <= DEFEND_RADIUS]
+        if near and at_home:
+            intruder = min(near, key=lambda u: math.dist((u.x, u.y), (hall.x, hall.y)))
+            order = Order("attack", gd.ATTACK_ATTACK.ability_id, point=(intruder.x, intruder.y))
+            world.command(at_home, order, owner=self.owner)
             return
+        seconds = world.game_loop / gd.LOOPS_PER_SECOND
+        if seconds < self.level.first_attack_s or len(at_home) < self.level.wave:
+            return
+        structures = [u for u in enemies if u.type.is_structure]
         target = self.enemy_start
         if structures:
-            cx = sum(u.x for u in idle) / len(idle)
-            cy = sum(u.y for u in idle) / len(idle)
-            nearest = min(structures, key=lambda s: math.dist((s.x, s.y), (cx, cy)))
-            target = (nearest.x, nearest.y)
+            target = min(
+                ((s.x, s.y) for s in structures), key=lambda p: math.dist(p, self.enemy_start)
+            )
         order = Order("attack", gd.ATTACK_ATTACK.ability_id, point=target)
-        world.command(idle, order, owner=self.owner)
+        world.command(at_home, order, owner=self.owner)
