@@ -83,9 +83,6 @@ class World:
         self.structure_version = 0  # bumped when a structure or resource comes, goes or finishes
         self._structure_cache: dict[str, tuple[int, object]] = {}
         self._rosters: dict[Owner, list[Unit]] = {}  # each player's units as the loop began
-        # Shots fired in this loop, landed together once every unit has acted, so that the
-        # side whose units act first in a loop wins no fight by it.
-        self._hits: list[tuple[Unit, Unit]] = []
         scenario.setup(self)
         self._update_fog()
 
@@ -188,19 +185,13 @@ class World:
     def _tick(self) -> None:
         if self._end_at is None:  # after the last death the scripts pause all units
             acting = list(self.units.values())
-            if self.game_loop % 2:  # no side always moves first: the order alternates
-                acting.reverse()
             self._rosters = {
                 owner: [u for u in acting if u.owner == owner]
                 for owner in (Owner.AGENT, Owner.HOSTILE)
             }
             for unit in acting:
-                if unit.alive:  # every unit alive as the loop began (a baneling that blew up does not)
+                if unit.alive:  # a unit killed earlier in this loop fires no last shot
                     self._act(unit)
-            for attacker, target in self._hits:
-                if target.alive:  # shots at a unit already dead are lost, as overkill is
-                    self._damage(attacker, target)
-            self._hits.clear()
             self._resolve_collisions()
             for unit in [u for u in self.units.values() if not u.alive]:
                 self.remove(unit)
@@ -322,10 +313,10 @@ class World:
                     and unit.distance_to(other.x, other.y)
                     <= unit.type.splash_radius + other.type.radius
                 ):
-                    self._hits.append((unit, other))
+                    self._damage(unit, other)
             unit.health = 0
             return
-        self._hits.append((unit, target))
+        self._damage(unit, target)
 
     def _damage(self, attacker: Unit, target: Unit) -> None:
         amount = attacker.type.damage + (attacker.type.bonus_vs_light if target.type.light else 0)
