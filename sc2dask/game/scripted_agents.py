@@ -328,9 +328,10 @@ class TerranMacro(base_agent.BaseAgent):
     ``WORKERS``, builds a supply depot before supply runs out and up to ``BARRACKS``
     barracks, trains marines, and once ``WAVE`` marines stand ready attacks: the enemy
     structures it has seen, else the start opposite its own. One action a step, by
-    priority, so it plays through pysc2 exactly as a learning agent does."""
+    priority, so it plays through pysc2 exactly as a learning agent does. It defends its
+    base from the enemies it sees there first."""
 
-    WORKERS, BARRACKS, WAVE = 16, 3, 12
+    WORKERS, BARRACKS, WAVE = 16, 3, 20
 
     def reset(self):
         super().reset()
@@ -394,11 +395,15 @@ class TerranMacro(base_agent.BaseAgent):
         return RAW.Harvest_Gather_unit("now", [idle[0].tag], field.tag)
 
     def _attack(self, raw, marines):
-        self.attacking = self.attacking or len(marines) >= self.WAVE
+        enemies = [u for u in raw if u.alliance == ENEMY]
+        home = self._home
+        intruders = [u for u in enemies if (u.x - home[0]) ** 2 + (u.y - home[1]) ** 2 < 20**2]
         idle = [u.tag for u in marines if u.order_length == 0]
+        if intruders and idle:  # defend first
+            return RAW.Attack_pt("now", idle, [int(intruders[0].x), int(intruders[0].y)])
+        self.attacking = self.attacking or len(marines) >= self.WAVE
         if not self.attacking or not idle:
             return None
-        enemies = [u for u in raw if u.alliance == ENEMY]
         targets = [u for u in enemies if u.unit_type in STRUCTURES] or enemies
         if targets:
             target = min(
