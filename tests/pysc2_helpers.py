@@ -4,6 +4,7 @@ from sc2dask.game.pysc2lib import features, sc2_env
 
 
 def make_env(map_name, screen=64, minimap=64, raw=False, feature_units=False, **kwargs):
+    """An unmodified pysc2 SC2Env; ``players`` defaults to one Terran agent."""
     aif = sc2_env.AgentInterfaceFormat(
         feature_dimensions=features.Dimensions(screen=screen, minimap=minimap),
         use_feature_units=feature_units,
@@ -11,9 +12,9 @@ def make_env(map_name, screen=64, minimap=64, raw=False, feature_units=False, **
         use_raw_actions=raw,
     )
     kwargs.setdefault("step_mul", 8)
+    kwargs.setdefault("players", [sc2_env.Agent(sc2_env.Race.terran)])
     return sc2_env.SC2Env(
         map_name=map_name,
-        players=[sc2_env.Agent(sc2_env.Race.terran)],
         agent_interface_format=aif,
         **kwargs,
     )

@@ -89,6 +89,14 @@ ACTION_SETS: dict[str, tuple[str, ...] | None] = {
     ),
     "all": None,  # every pysc2 function
 }
+# A melee game (Simple64): the economy, and an army to attack with anywhere on the map.
+ACTION_SETS["melee"] = (
+    *(ACTION_SETS["economy"] or ()),
+    "select_army",
+    "move_camera",
+    "Attack_screen",
+    "Attack_minimap",
+)
 
 # Arguments a set does not let the policy choose: calls get option 0 (queued: act now,
 # not after the current orders; select_add: replace the selection). A random policy

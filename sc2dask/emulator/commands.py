@@ -48,7 +48,7 @@ def _feature_layer(world: World, act, options) -> int:
     if not options.HasField("feature_layer"):
         return NOT_SUPPORTED
     fl = options.feature_layer
-    screen = screen_geometry(fl, world.camera)
+    screen = screen_geometry(fl, world.agent.camera)
     kind = act.WhichOneof("action")
     if kind == "camera_move":
         p = act.camera_move.center_minimap
@@ -107,7 +107,7 @@ def move_camera(world: World, x: float, y: float) -> None:
     if world.scenario.camera_locked or not (math.isfinite(x) and math.isfinite(y)):
         return
     w, h = MAP_SIZE
-    world.camera = (min(max(x, 0.0), float(w)), min(max(y, 0.0), float(h)))
+    world.agent.camera = (min(max(x, 0.0), float(w)), min(max(y, 0.0), float(h)))
 
 
 def _unit_at(world: World, x: float, y: float) -> Unit | None:
@@ -137,10 +137,10 @@ def select_point(world: World, x: float, y: float, kind: int, screen) -> int:
     elif kind == _SELECT.Toggle:
         if unit is None:
             return SUCCESS
-        if unit.tag in world.selection:
-            world.select([t for t in world.selection if t != unit.tag])
+        if unit.tag in world.agent.selection:
+            world.select([t for t in world.agent.selection if t != unit.tag])
         elif unit.owner == Owner.AGENT and _own_selection(world):
-            world.select(world.selection + [unit.tag])
+            world.select(world.agent.selection + [unit.tag])
         else:
             world.select([unit.tag])
     elif kind in (_SELECT.AllType, _SELECT.AddAllType):
@@ -155,7 +155,7 @@ def select_point(world: World, x: float, y: float, kind: int, screen) -> int:
         ]
         if unit.owner != Owner.AGENT:
             same = [unit.tag]
-        keep = world.selection if kind == _SELECT.AddAllType and _own_selection(world) else []
+        keep = world.agent.selection if kind == _SELECT.AddAllType and _own_selection(world) else []
         world.select(keep + same)
     else:
         return ERROR
@@ -177,7 +177,7 @@ def select_rect(world: World, rects, add: bool) -> int:
     # The game boxes units; structures only when the box holds no unit.
     units = [u.tag for u in touched if u.type.speed > 0]
     picked = units or [u.tag for u in touched if u.type.is_structure]
-    keep = world.selection if add and _own_selection(world) else []
+    keep = world.agent.selection if add and _own_selection(world) else []
     world.select(keep + picked)
     return SUCCESS
 
@@ -193,7 +193,9 @@ def _ui(world: World, act) -> int:
         army = [u.tag for u in world.own_units() if u.type.army]
         if not army:
             return ERROR
-        keep = world.selection if act.select_army.selection_add and _own_selection(world) else []
+        keep = (
+            world.agent.selection if act.select_army.selection_add and _own_selection(world) else []
+        )
         world.select(keep + army)
         return SUCCESS
     if kind == "multi_panel":
@@ -213,12 +215,14 @@ def select_idle_worker(world: World, kind: int) -> int:
     idle = [u for u in world.own_units() if u.type in economy.WORKERS and not u.orders]
     if not idle:
         return ERROR
-    keep = world.selection if kind in (_IDLE.Add, _IDLE.AddAll) and _own_selection(world) else []
+    keep = (
+        world.agent.selection if kind in (_IDLE.Add, _IDLE.AddAll) and _own_selection(world) else []
+    )
     if kind in (_IDLE.All, _IDLE.AddAll):
         world.select(keep + [u.tag for u in idle])
     elif kind in (_IDLE.Set, _IDLE.Add):
         tags = [u.tag for u in idle]
-        after = [t for t in tags if t > max(world.selection, default=0)]
+        after = [t for t in tags if t > max(world.agent.selection, default=0)]
         world.select(keep + [(after or tags)[0]])
     else:
         return ERROR
@@ -226,9 +230,9 @@ def select_idle_worker(world: World, kind: int) -> int:
 
 
 def control_group(world: World, action: int, index: int) -> int:
-    if not 0 <= index < len(world.control_groups):
+    if not 0 <= index < len(world.agent.control_groups):
         return ERROR
-    groups = world.control_groups
+    groups = world.agent.control_groups
     groups[index] = [t for t in groups[index] if t in world.units]
     own = [u.tag for u in world.selected_units() if u.owner == Owner.AGENT]
     if action == _GROUP.Recall:

@@ -28,30 +28,33 @@ WORKERS = (SCV,)
 # --- supply, costs and tech -------------------------------------------------------------
 
 
-def food_used(world) -> int:
-    """Supply of the agent's units plus the ones in production, rounded up as the game does."""
-    used = sum(u.type.food for u in world.own_units())
-    used += sum(u.queue[0].food for u in world.own_units() if u.queue and u.train_loops is not None)
+def food_used(world, owner: Owner = Owner.AGENT) -> int:
+    """Supply of a player's units plus the ones in production, rounded up as the game does."""
+    own = world.own_units(owner)
+    used = sum(u.type.food for u in own)
+    used += sum(u.queue[0].food for u in own if u.queue and u.train_loops is not None)
     return math.ceil(used)
 
 
-def food_cap(world) -> int:
-    supply = sum(u.type.supply for u in world.own_units() if u.finished)
+def food_cap(world, owner: Owner = Owner.AGENT) -> int:
+    supply = sum(u.type.supply for u in world.own_units(owner) if u.finished)
     return min(gamedata.SUPPLY_LIMIT, supply)
 
 
-def cost_error(world, unit_type: UnitType) -> int | None:
-    """Why the agent cannot pay for or make ``unit_type`` now (an ActionResult), or None."""
+def cost_error(world, unit_type: UnitType, owner: Owner = Owner.AGENT) -> int | None:
+    """Why a player cannot pay for or make ``unit_type`` now (an ActionResult), or None."""
     needed = gamedata.REQUIRES.get(unit_type)
-    if needed is not None and not any(u.type is needed and u.finished for u in world.own_units()):
+    own = world.own_units(owner)
+    if needed is not None and not any(u.type is needed and u.finished for u in own):
         return (
             error_pb2.BuildTechRequirementsNotMet
             if unit_type.is_structure
             else error_pb2.TechRequirementsNotMet
         )
-    if world.minerals < unit_type.mineral_cost:
+    bank = world.players[owner]
+    if bank.minerals < unit_type.mineral_cost:
         return error_pb2.NotEnoughMinerals
-    if world.vespene < unit_type.vespene_cost:
+    if bank.vespene < unit_type.vespene_cost:
         return error_pb2.NotEnoughVespene
     return None
 
@@ -62,8 +65,9 @@ def train_error(world, producer: Unit, unit_type: UnitType) -> int | None:
         return error_pb2.BuildingIsUnderConstruction
     if len(producer.queue) >= gamedata.BUILD_QUEUE_SIZE:
         return error_pb2.QueueIsFull
-    problem = cost_error(world, unit_type)
-    if problem is None and food_used(world) + unit_type.food > food_cap(world):
+    owner = producer.owner
+    problem = cost_error(world, unit_type, owner)
+    if problem is None and food_used(world, owner) + unit_type.food > food_cap(world, owner):
         return error_pb2.NotEnoughFood
     return problem
 
@@ -78,7 +82,7 @@ def train(world, producers: list[Unit], unit_type: UnitType) -> int:
     if not ready:
         return problems[0]
     producer = min(ready, key=lambda p: len(p.queue))
-    _pay(world, unit_type)
+    _pay(world, unit_type, producer.owner)
     producer.queue.append(unit_type)
     return error_pb2.Success
 
@@ -90,15 +94,16 @@ def cancel(world, producer: Unit, index: int) -> int:
     unit_type = producer.queue.pop(index)
     if index == 0:
         producer.train_loops = None
-    _pay(world, unit_type, refund=True)
+    _pay(world, unit_type, producer.owner, refund=True)
     return error_pb2.Success
 
 
-def _pay(world, unit_type: UnitType, refund: bool = False) -> None:
-    """Take ``unit_type``'s cost from the agent's bank (give it back with ``refund``)."""
+def _pay(world, unit_type: UnitType, owner: Owner, refund: bool = False) -> None:
+    """Take ``unit_type``'s cost from a player's bank (give it back with ``refund``)."""
     sign = 1 if refund else -1
-    world.minerals += sign * unit_type.mineral_cost
-    world.vespene += sign * unit_type.vespene_cost
+    bank = world.players[owner]
+    bank.minerals += sign * unit_type.mineral_cost
+    bank.vespene += sign * unit_type.vespene_cost
 
 
 def _trains(producer_type: UnitType) -> list[UnitType]:
@@ -170,7 +175,7 @@ def available(world, unit: Unit, ability: gamedata.Ability) -> bool:
     if aid in gamedata.TRAINS:
         return train_error(world, unit, gamedata.TRAINS[aid]) is None
     if aid in gamedata.BUILDS:
-        return cost_error(world, gamedata.BUILDS[aid]) is None
+        return cost_error(world, gamedata.BUILDS[aid], unit.owner) is None
     if ability.general_id == gamedata.HARVEST_RETURN.ability_id:
         return unit.cargo > 0
     if ability.general_id == gamedata.LIFT.ability_id:
@@ -182,15 +187,15 @@ def available(world, unit: Unit, ability: gamedata.Ability) -> bool:
     return True
 
 
-def is_harvestable(world, unit: Unit | None) -> bool:
-    """Mineral fields, and the agent's finished refineries with gas left."""
+def is_harvestable(world, unit: Unit | None, owner: Owner = Owner.AGENT) -> bool:
+    """Mineral fields, and a player's own finished refineries with gas left."""
     if unit is None or unit.tag not in world.units:
         return False
     if unit.type.has_minerals and unit.type is not gamedata.MINERAL_SHARD:
         return unit.contents > 0
     return (
         unit.type is gamedata.REFINERY
-        and unit.owner == Owner.AGENT
+        and unit.owner == owner
         and unit.finished
         and unit.contents > 0
     )
@@ -209,7 +214,7 @@ def harvesters(world, base: Unit) -> tuple[int, int]:
         fields, ideal = {base.tag}, 3
     assigned = sum(
         1
-        for u in world.own_units()
+        for u in world.own_units(base.owner)
         if u.type in WORKERS and u.harvesting and u.harvest_from in fields
     )
     return assigned, ideal
@@ -228,7 +233,7 @@ def work(world, unit: Unit, order: Order) -> bool:
         if not _return_cargo(world, unit):
             return not _town_hall(world, unit)
         resource = world.units.get(unit.harvest_from) if unit.harvest_from else None
-        if not is_harvestable(world, resource):
+        if not is_harvestable(world, resource, unit.owner):
             return True
         unit.orders[0] = Order(
             "gather", gamedata.HARVEST_GATHER_SCV.ability_id, target=resource.tag, phase="go"
@@ -247,7 +252,7 @@ def _gather(world, unit: Unit, order: Order) -> bool:
         order.phase = "go"
         return False
     resource = world.units.get(order.target)
-    if not is_harvestable(world, resource):
+    if not is_harvestable(world, resource, unit.owner):
         resource = _free_field_near(
             world, order.point or (unit.x, unit.y), 2 * MINERAL_WALK, unit, any_field=True
         )
@@ -324,7 +329,8 @@ def _free_field_near(world, point, radius: float, worker: Unit, any_field=False)
 
 def _town_hall(world, unit: Unit) -> Unit | None:
     halls = world.cached(
-        "town_halls", lambda: [u for u in world.own_units() if u.type in TOWN_HALLS and u.finished]
+        f"town_halls {unit.owner}",
+        lambda: [u for u in world.own_units(unit.owner) if u.type in TOWN_HALLS and u.finished],
     )
     return min(halls, key=unit.gap_to, default=None)
 
@@ -334,12 +340,13 @@ def _return_cargo(world, unit: Unit) -> bool:
     hall = _town_hall(world, unit)
     if hall is None or not approach(world, unit, hall):
         return False
+    player = world.players[unit.owner]
     if unit.cargo_gas:
-        world.vespene += unit.cargo
-        world.stats.collected_vespene += unit.cargo
+        player.vespene += unit.cargo
+        player.stats.collected_vespene += unit.cargo
     else:
-        world.minerals += unit.cargo
-        world.stats.collected_minerals += unit.cargo
+        player.minerals += unit.cargo
+        player.stats.collected_minerals += unit.cargo
     unit.cargo, unit.cargo_gas = 0, False
     return True
 
@@ -361,7 +368,7 @@ def _build(world, unit: Unit, order: Order) -> bool:
     """Walk to the site, then pay and place the structure and start constructing it."""
     unit_type = order.build
     geyser = world.units.get(order.target) if order.target is not None else None
-    site = geyser or Unit(unit_type, Owner.AGENT, *order.point)  # a footprint to walk to
+    site = geyser or Unit(unit_type, unit.owner, *order.point)  # a footprint to walk to
     if not approach(world, unit, site):
         return False
     if unit_type is gamedata.REFINERY:
@@ -369,12 +376,12 @@ def _build(world, unit: Unit, order: Order) -> bool:
     else:
         problem = placement_error(world, unit_type, *order.point)
     if problem is None:
-        problem = cost_error(world, unit_type)
+        problem = cost_error(world, unit_type, unit.owner)
     if problem is not None:
         return True  # the game drops the order with an alert
-    _pay(world, unit_type)
+    _pay(world, unit_type, unit.owner)
     structure = world.spawn(
-        unit_type, Owner.AGENT, site.x, site.y, build_progress=0.0, health=unit_type.health * 0.1
+        unit_type, unit.owner, site.x, site.y, build_progress=0.0, health=unit_type.health * 0.1
     )
     if geyser is not None:
         structure.contents = geyser.contents
@@ -439,7 +446,8 @@ def produce(world, structure: Unit) -> None:
         return
     unit_type = structure.queue[0]
     if structure.train_loops is None:
-        if food_used(world) + unit_type.food > food_cap(world):
+        owner = structure.owner
+        if food_used(world, owner) + unit_type.food > food_cap(world, owner):
             return  # supply blocked
         structure.train_loops = 0
     structure.train_loops += 1
@@ -448,9 +456,9 @@ def produce(world, structure: Unit) -> None:
     structure.queue.pop(0)
     structure.train_loops = None
     x0, y0, _, _ = structure.footprint()
-    unit = world.spawn(unit_type, Owner.AGENT, structure.x, y0 - unit_type.radius - 0.05)
+    unit = world.spawn(unit_type, structure.owner, structure.x, y0 - unit_type.radius - 0.05)
     rally_target = world.units.get(structure.rally_target) if structure.rally_target else None
-    if unit_type in WORKERS and is_harvestable(world, rally_target):
+    if unit_type in WORKERS and is_harvestable(world, rally_target, structure.owner):
         unit.orders.append(
             Order(
                 "gather",

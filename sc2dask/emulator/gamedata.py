@@ -196,6 +196,7 @@ MARINE = UnitType(
     light=True,
     food=1,
     mineral_cost=50,
+    build_loops=400,  # 18 s at faster speed, as the game trains one
     race=common_pb2.Terran,
     hits_air=True,
 )

@@ -51,6 +51,7 @@ def install(directory: str | os.PathLike, maps_dir: str | os.PathLike) -> Path:
     _write_script(root / LAUNCHERS / f"{socket.gethostname()}.sh", _host_launcher_script())
     _write_script(binary, _launcher_script())
     _link_maps(root / "Maps" / "mini_games", Path(maps_dir).expanduser().absolute() / "mini_games")
+    _write_melee_maps(root / "Maps" / "Melee")
     return root
 
 
@@ -124,6 +125,30 @@ def _write_script(path: Path, script: str) -> None:
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+# pysc2 reads a melee map's file and sends its bytes with create_game; Blizzard's files
+# are not ours to ship, so the emulator's install holds a small file of its own per map,
+# which says what it is. The emulator plays a map by its name.
+MELEE_MAP_TEXT = "sc2dask emulator: an emulated {name}, not Blizzard's map file\n"
+
+
+def _write_melee_maps(folder: Path) -> None:
+    from .maps import MELEE_MAPS
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in MELEE_MAPS:
+        path = folder / f"{name}.SC2Map"
+        text = MELEE_MAP_TEXT.format(name=name)
+        try:
+            if path.read_text() == text:
+                continue
+        except (OSError, UnicodeDecodeError):
+            pass
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.")
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
 
 
 def _link_maps(link: Path, target: Path) -> None:

@@ -41,31 +41,43 @@ def observe(world, options: sc_pb.InterfaceOptions) -> sc_pb.ResponseObservation
         obs.feature_layer_data.CopyFrom(
             render.render_feature_layers(world, options.feature_layer, visible)
         )
-    for result in world.action_errors:
+    for result in world.agent.action_errors:
         response.action_errors.add(result=result)
     return response
 
 
 def game_info(
-    world, map_path: str, options: sc_pb.InterfaceOptions, race: int
+    world, map_path: str, options: sc_pb.InterfaceOptions, race: int, computers=()
 ) -> sc_pb.ResponseGameInfo:
-    """Map, players and the echoed options; pysc2 rejects options that differ from its own."""
+    """Map, players and the echoed options; pysc2 rejects options that differ from its own.
+    ``computers``: the built-in players' setups on a map for two."""
     scenario = world.scenario
     info = sc_pb.ResponseGameInfo(map_name=scenario.name, local_map_path=map_path)
-    # Only the agent: the hostile player 2 of the maps is not a participant of the game.
+    # The hostile player 2 of the mini-games is not a player of the game; a bot is.
     info.player_info.add(
         player_id=1,
         type=sc_pb.Participant,
         race_requested=race,
         race_actual=race if race != common_pb2.Random else common_pb2.Terran,
     )
+    for player_id, computer in enumerate(computers, start=2):
+        info.player_info.add(
+            player_id=player_id,
+            type=sc_pb.Computer,
+            race_requested=computer.race,
+            race_actual=common_pb2.Terran,
+            difficulty=computer.difficulty,
+        )
     start = info.start_raw
     start.map_size.x, start.map_size.y = MAP_SIZE
     playable = _playable_grid(scenario.playable)
     _image(start.pathing_grid, playable, 1)
     _image(start.placement_grid, playable, 1)
     _image(start.terrain_height, np.where(playable, render.height_value(), 0), 8)
-    # start_locations stays empty: the game lists the opponents' starts, and there are none.
+    # The game lists the opponents' starts: none on a mini-game.
+    if computers:
+        x, y = scenario.start_location(Owner.HOSTILE)
+        start.start_locations.add(x=x, y=y)
     x0, y0, x1, y1 = scenario.playable
     start.playable_area.p0.x, start.playable_area.p0.y = int(x0), int(y0)
     start.playable_area.p1.x, start.playable_area.p1.y = int(x1), int(y1)
@@ -80,8 +92,8 @@ def _player_common(pc, world, own: list[Unit]) -> None:
     army = [u for u in own if u.type.army]
     workers = [u for u in own if u.type in economy.WORKERS]
     pc.player_id = Owner.AGENT
-    pc.minerals = int(world.minerals)
-    pc.vespene = int(world.vespene)
+    pc.minerals = int(world.agent.minerals)
+    pc.vespene = int(world.agent.vespene)
     # Half-supply units (zerglings) round up, as the game's supply counter does.
     pc.food_army = math.ceil(sum(u.type.food for u in army))
     pc.food_workers = math.ceil(sum(u.type.food for u in workers))
@@ -93,10 +105,10 @@ def _player_common(pc, world, own: list[Unit]) -> None:
 
 def _score(score, world, own: list[Unit]) -> None:
     score.score_type = score_pb2.Score.Curriculum
-    score.score = int(world.score)
+    score.score = int(world.agent.score)
     details = score.score_details
     details.CopyFrom(_ZERO_DETAILS)
-    stats = world.stats
+    stats = world.agent.stats
     details.total_value_units = sum(u.type.mineral_cost for u in own if u.type.army)
     details.killed_value_units = stats.killed_value_units
     details.collected_minerals = stats.collected_minerals
@@ -139,7 +151,7 @@ def _abilities(obs, world, selected: list[Unit]) -> None:
 
 
 def _ui(ui, world, selected: list[Unit]) -> None:
-    for index, tags in enumerate(world.control_groups):
+    for index, tags in enumerate(world.agent.control_groups):
         alive = [world.units[t] for t in tags if t in world.units]
         if alive:
             ui.groups.add(
@@ -183,9 +195,9 @@ def _unit_info(info, unit: Unit) -> None:
 def _raw(raw, world, options, visible: list[Unit]) -> None:
     """Every unit the agent can see, in world coordinates (raw cropping is not applied)."""
     camera = options.feature_layer if options.HasField("feature_layer") else _DEFAULT_CAMERA
-    screen = screen_geometry(camera, world.camera)
-    selected = set(world.selection)
-    raw.player.camera.x, raw.player.camera.y = world.camera
+    screen = screen_geometry(camera, world.agent.camera)
+    selected = set(world.agent.selection)
+    raw.player.camera.x, raw.player.camera.y = world.agent.camera
     for unit in visible:
         _raw_unit(
             raw.units.add(), world, unit, unit.tag in selected, screen.on_screen(unit.x, unit.y)

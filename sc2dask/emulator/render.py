@@ -109,7 +109,7 @@ def render_feature_layers(
         visible_units = [u for u in world.units.values() if world.is_visible(u)]
     scenario = world.scenario
     playable = tuple(scenario.playable)
-    screen = screen_geometry(feature_layer, world.camera)
+    screen = screen_geometry(feature_layer, world.agent.camera)
     mini, origin = minimap_frame(feature_layer, playable)
     cheat = bool(feature_layer.allow_cheating_layers)
 
@@ -117,7 +117,7 @@ def render_feature_layers(
     out.CopyFrom(_template(screen, mini, origin, playable, scenario.fog, cheat))
     if visible_units:
         units = sorted(visible_units, key=lambda u: (_DRAW_RANK[u.alliance], -u.type.radius))
-        _draw_units(out, screen, mini, origin, units, set(world.selection), cheat)
+        _draw_units(out, screen, mini, origin, units, set(world.agent.selection), cheat)
     if world.structure_version:  # structures and resources are neither pathable nor buildable
         _draw_open_ground(
             out,

@@ -11,9 +11,11 @@ import logging
 import secrets
 
 import numpy as np
+from s2clientprotocol import common_pb2
 from s2clientprotocol import sc2api_pb2 as sc_pb
 
-from . import commands, observe, static_data
+from . import commands, debug, observe, static_data
+from .bots import LEVELS
 from .gamedata import BASE_BUILD, DATA_VERSION, GAME_VERSION
 from .maps import UnsupportedMapError, scenario_for
 from .world import World
@@ -34,6 +36,7 @@ VALID_STATUS = {
     "action": {Status.in_game},
     "step": {Status.in_game},
     "save_replay": {Status.in_game, Status.ended},
+    "debug": {Status.in_game},
 }
 
 # Interface sizes the emulator renders: beyond these an observation would not fit in
@@ -58,6 +61,25 @@ def _interface_problem(options) -> str | None:
         return (
             f"feature_layer.width {fl.width} is out of range: the screen must span "
             f"1..{MAX_SCREEN_WIDTH:g} world units (pysc2's default is 24)"
+        )
+    return None
+
+
+# Races the emulator plays on a map for two: Terran, or Random (which it resolves to Terran).
+EMULATED_RACES = (common_pb2.Terran, common_pb2.Random)
+
+
+def _computer_problem(computer) -> str | None:
+    """Why the emulator cannot play this Computer player, or None."""
+    if computer.race not in EMULATED_RACES:
+        return (
+            f"the sc2dask emulator's bots play Terran only, not "
+            f"{common_pb2.Race.Name(computer.race)}"
+        )
+    if computer.difficulty not in LEVELS:
+        return (
+            f"the sc2dask emulator has no {sc_pb.Difficulty.Name(computer.difficulty)} bot; it "
+            f"has {', '.join(sc_pb.Difficulty.Name(d) for d in LEVELS)}"
         )
     return None
 
@@ -87,6 +109,7 @@ class Session:
         self._episode = 0
         self._options = sc_pb.InterfaceOptions()
         self._race = 0
+        self._computers: list = []  # the Computer players' setups (a map for two)
 
     def handle(self, data: bytes) -> bytes:
         response = sc_pb.Response()
@@ -157,11 +180,21 @@ class Session:
         except UnsupportedMapError as exc:
             raise Refused(sc_pb.ResponseCreateGame.InvalidMapPath, str(exc)) from None
         participants = [p for p in req.player_setup if p.type == sc_pb.Participant]
-        if len(participants) != 1:
+        computers = [p for p in req.player_setup if p.type == sc_pb.Computer]
+        players = self._scenario_class.players
+        if len(participants) != 1 or len(participants) + len(computers) != players:
             raise Refused(
                 sc_pb.ResponseCreateGame.InvalidPlayerSetup,
-                "the emulator plays the mini-games with exactly one Participant",
+                f"the emulator plays {self._scenario_class.name} with one Participant"
+                + (" and one Computer" if players == 2 else " and no other player"),
             )
+        for computer in computers:
+            problem = _computer_problem(computer)
+            if problem:
+                raise Refused(sc_pb.ResponseCreateGame.InvalidPlayerSetup, problem)
+        self._computers = [sc_pb.PlayerSetup() for _ in computers]
+        for copy, computer in zip(self._computers, computers):
+            copy.CopyFrom(computer)
         self._map_path = req.local_map.map_path
         self._seed = req.random_seed if req.HasField("random_seed") else secrets.randbits(32)
         self._episode = 0
@@ -180,6 +213,12 @@ class Session:
         problem = _interface_problem(req.options)
         if problem:
             raise Refused(sc_pb.ResponseJoinGame.OtherError, problem)
+        if self._scenario_class.players > 1 and req.race not in EMULATED_RACES:
+            raise Refused(
+                sc_pb.ResponseJoinGame.OtherError,
+                f"the sc2dask emulator plays Terran only on {self._scenario_class.name}, not "
+                f"{common_pb2.Race.Name(req.race)}",
+            )
         self._options = sc_pb.InterfaceOptions()
         self._options.CopyFrom(req.options)
         self._race = req.race
@@ -195,7 +234,9 @@ class Session:
     def _new_episode(self) -> None:
         # Each episode has its own seed derived from the game's, so runs replay exactly.
         seed = np.random.SeedSequence([self._seed, self._episode]).generate_state(1)[0]
-        self.world = World(self._scenario_class(), int(seed))
+        scenario = self._scenario_class()
+        scenario.configure(self._computers)
+        self.world = World(scenario, int(seed))
 
     def _leave_game(self, req, resp) -> None:
         self.world = None
@@ -208,16 +249,25 @@ class Session:
     # --- playing -----------------------------------------------------------------------
 
     def _game_info(self, req, resp) -> None:
-        resp.CopyFrom(observe.game_info(self.world, self._map_path, self._options, self._race))
+        resp.CopyFrom(
+            observe.game_info(
+                self.world, self._map_path, self._options, self._race, self._computers
+            )
+        )
 
     def _data(self, req, resp) -> None:
         resp.CopyFrom(static_data.static_data(req))
 
     def _observation(self, req, resp) -> None:
         resp.CopyFrom(observe.observe(self.world, self._options))
-        self.world.action_errors.clear()
+        self.world.agent.action_errors.clear()
         if self.world.ended:
             resp.player_result.add(player_id=1, result=self.world.result)
+            if self._computers:  # the other side of the same end
+                other = {sc_pb.Victory: sc_pb.Defeat, sc_pb.Defeat: sc_pb.Victory}
+                resp.player_result.add(
+                    player_id=2, result=other.get(self.world.result, self.world.result)
+                )
             self.status = Status.ended
 
     def _action(self, req, resp) -> None:
@@ -225,13 +275,21 @@ class Session:
             result = commands.apply_action(self.world, action, self._options)
             resp.result.append(result)
             if result != commands.SUCCESS:
-                self.world.action_errors.append(result)
+                self.world.agent.action_errors.append(result)
 
     def _step(self, req, resp) -> None:
         self.world.step(req.count if req.HasField("count") else 1)
         resp.simulation_loop = self.world.game_loop
         if self.world.ended:
             self.status = Status.ended
+
+    def _debug(self, req, resp) -> None:
+        """pysc2's debug commands: create units, kill units, set a unit's life, energy or
+        shields, and end the game; the drawing ones are accepted and ignored."""
+        for command in req.debug:
+            problem = debug.apply(self.world, command)
+            if problem:
+                raise RequestFailed(f"debug: {problem}")
 
     def _save_replay(self, req, resp) -> None:
         raise RequestFailed(

@@ -39,8 +39,30 @@ class ScoreStats:
     damage_taken: float = 0.0
 
 
+@dataclasses.dataclass
+class PlayerState:
+    """One player's side of a game: its bank, its score, its UI state (selection, control
+    groups, camera) and the cells it has seen."""
+
+    id: Owner
+    camera: tuple[float, float]
+    minerals: int = 0
+    vespene: int = 0
+    score: float = 0.0  # the curriculum score a mini-game's scripts set
+    stats: ScoreStats = dataclasses.field(default_factory=ScoreStats)
+    selection: list[int] = dataclasses.field(default_factory=list)
+    control_groups: list[list[int]] = dataclasses.field(
+        default_factory=lambda: [[] for _ in range(10)]
+    )
+    explored: np.ndarray = dataclasses.field(  # [y, x] cells seen so far
+        default_factory=lambda: np.zeros(MAP_SIZE[::-1], dtype=bool)
+    )
+    action_errors: list[int] = dataclasses.field(default_factory=list)
+
+
 class World:
-    """All units, the player's UI state (selection, control groups, camera) and the clock."""
+    """All units, each player's state (``players``; ``agent`` is player 1's, the one a
+    connection plays) and the clock."""
 
     map_size = MAP_SIZE
 
@@ -49,22 +71,18 @@ class World:
         self.rng = np.random.default_rng(seed)
         self.units: dict[int, Unit] = {}
         self.game_loop = 0
-        self.score = 0.0  # the curriculum score the map scripts set
-        self.minerals = 0
-        self.vespene = 0
-        self.stats = ScoreStats()
-        self.selection: list[int] = []
-        self.control_groups: list[list[int]] = [[] for _ in range(10)]
-        self.camera = tuple(scenario.camera_start)
-        self.explored = np.zeros(MAP_SIZE[::-1], dtype=bool)  # [y, x] cells seen so far
-        self.result: int | None = None  # sc2api Result once the episode has ended
+        self.players = {
+            owner: PlayerState(owner, tuple(scenario.camera_start))
+            for owner in (Owner.AGENT, Owner.HOSTILE)
+        }
+        self.agent = self.players[Owner.AGENT]
+        self.result: int | None = None  # sc2api Result (player 1's) once the game has ended
         self._end_at: int | None = None
         self._end_result = 0
         self._next_tag = 1
         self.structure_version = 0  # bumped when a structure or resource comes, goes or finishes
         self._structure_cache: dict[str, tuple[int, object]] = {}
         self._rosters: dict[Owner, list[Unit]] = {}  # each player's units as the loop began
-        self.action_errors: list[int] = []
         scenario.setup(self)
         self._update_fog()
 
@@ -83,10 +101,12 @@ class World:
     def remove(self, unit: Unit) -> None:
         if self.units.pop(unit.tag, None) is not None and unit.type.is_structure:
             self.structure_version += 1
-        self.selection = [t for t in self.selection if t != unit.tag]
+        for player in self.players.values():
+            if unit.tag in player.selection:
+                player.selection = [t for t in player.selection if t != unit.tag]
 
-    def own_units(self) -> list[Unit]:
-        return [u for u in self.units.values() if u.owner == Owner.AGENT]
+    def own_units(self, owner: Owner = Owner.AGENT) -> list[Unit]:
+        return [u for u in self.units.values() if u.owner == owner]
 
     def cached(self, key: str, compute):
         """``compute()``, kept until a structure or resource comes, goes or finishes."""
@@ -116,11 +136,11 @@ class World:
             if u.owner == owner and (unit_type is None or u.type is unit_type)
         ]
 
-    def selected_units(self) -> list[Unit]:
-        return [self.units[t] for t in self.selection if t in self.units]
+    def selected_units(self, owner: Owner = Owner.AGENT) -> list[Unit]:
+        return [self.units[t] for t in self.players[owner].selection if t in self.units]
 
-    def select(self, tags) -> None:
-        self.selection = [t for t in dict.fromkeys(tags) if t in self.units]
+    def select(self, tags, owner: Owner = Owner.AGENT) -> None:
+        self.players[owner].selection = [t for t in dict.fromkeys(tags) if t in self.units]
 
     def random_point(self, rect, avoid=(), min_dist=0.0, tries=200):
         """A uniform point in ``rect`` at least ``min_dist`` from every (x, y) in ``avoid``.
@@ -303,15 +323,16 @@ class World:
         amount = max(0.5, amount - target.type.armor)
         amount = min(amount, target.health)
         target.health -= amount
-        if attacker.owner == Owner.AGENT:
-            self.stats.damage_dealt += amount
-        elif target.owner == Owner.AGENT:
-            self.stats.damage_taken += amount
+        dealer, taker = self.players.get(attacker.owner), self.players.get(target.owner)
+        if dealer is not None:
+            dealer.stats.damage_dealt += amount
+        if taker is not None:
+            taker.stats.damage_taken += amount
         if not target.alive:
-            if attacker.owner == Owner.AGENT:
-                self.stats.killed_value_units += target.type.mineral_cost
-            elif target.owner == Owner.AGENT:
-                self.stats.lost_minerals_army += target.type.mineral_cost
+            if dealer is not None:
+                dealer.stats.killed_value_units += target.type.mineral_cost
+            if taker is not None:
+                taker.stats.lost_minerals_army += target.type.mineral_cost
         self._call_for_help(target, attacker)
 
     def _call_for_help(self, victim: Unit, attacker: Unit) -> None:
@@ -484,7 +505,7 @@ class World:
         if not self.scenario.fog:
             return np.full(MAP_SIZE[::-1], 2, dtype=np.uint8)
         vis = self._visible_cells()
-        return np.where(vis, 2, np.where(self.explored, 1, 0)).astype(np.uint8)
+        return np.where(vis, 2, np.where(self.agent.explored, 1, 0)).astype(np.uint8)
 
     def _visible_cells(self) -> np.ndarray:
         ys, xs = np.mgrid[0 : MAP_SIZE[1], 0 : MAP_SIZE[0]] + 0.5
@@ -495,7 +516,7 @@ class World:
 
     def _update_fog(self) -> None:
         if self.scenario.fog:
-            self.explored |= self._visible_cells()
+            self.agent.explored |= self._visible_cells()
 
     def is_visible(self, unit: Unit) -> bool:
         if not self.scenario.fog or unit.owner == Owner.AGENT:
@@ -507,10 +528,12 @@ class World:
 
     # --- orders ------------------------------------------------------------------------
 
-    def command(self, units: list[Unit], order: Order | None, queue: bool = False) -> None:
-        """Give ``order`` (None = stop) to the agent's ``units``; hold is an order kind."""
+    def command(
+        self, units: list[Unit], order: Order | None, queue: bool = False, owner=Owner.AGENT
+    ) -> None:
+        """Give ``order`` (None = stop) to ``owner``'s ``units``; hold is an order kind."""
         for unit in units:
-            if unit.owner != Owner.AGENT or unit.type.speed == 0:
+            if unit.owner != owner or unit.type.speed == 0:
                 continue
             unit.target, unit.leash = None, None
             if order is None or order.kind == "hold":

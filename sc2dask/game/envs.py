@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 
-from ..emulator.maps import SCENARIOS
+from ..emulator.maps import EMULATED_MAPS
 from ..errors import UnknownMapError
 from .attach import attach_env
 from .install import GameInstall, find_game
@@ -89,10 +89,10 @@ def check_map(map_name: str, attached: bool = False) -> GameInstall | None:
     if attached:
         return None
     game = find_game()
-    if game.kind == "emulator" and map_name not in SCENARIOS:
+    if game.kind == "emulator" and map_name not in EMULATED_MAPS:
         raise UnknownMapError(
             f"The sc2dask emulator cannot play {map_name!r}; it plays "
-            f"{', '.join(SCENARIOS)}. Install StarCraft II and set SC2PATH for other maps."
+            f"{', '.join(EMULATED_MAPS)}. Install StarCraft II and set SC2PATH for other maps."
         )
     return game
 

@@ -13,6 +13,7 @@ import numpy as np
 from .pysc2lib import actions, base_agent, units
 
 FUNCTIONS = actions.FUNCTIONS
+RAW = actions.RAW_FUNCTIONS
 SCV, COMMAND_CENTER = units.Terran.SCV, units.Terran.CommandCenter
 SUPPLY_DEPOT, BARRACKS, REFINERY = (
     units.Terran.SupplyDepot,
@@ -20,6 +21,16 @@ SUPPLY_DEPOT, BARRACKS, REFINERY = (
     units.Terran.Refinery,
 )
 MINERAL_FIELD, GEYSER = units.Neutral.MineralField, units.Neutral.VespeneGeyser
+SELF, ENEMY = 1, 4  # raw units' alliance (features.PlayerRelative)
+MINERAL_FIELDS = {MINERAL_FIELD, units.Neutral.MineralField750}
+STRUCTURES = {
+    COMMAND_CENTER,
+    units.Terran.CommandCenterFlying,
+    SUPPLY_DEPOT,
+    units.Terran.SupplyDepotLowered,
+    BARRACKS,
+    REFINERY,
+}
 SCREEN_WIDTH = 24.0  # world units across the screen (pysc2's default camera width)
 
 
@@ -309,3 +320,102 @@ class BuildMarines(_EconomyAgent):
         yield FUNCTIONS.select_point("select_all_type", _at(barracks))
         for _ in range(2):
             yield FUNCTIONS.Train_Marine_quick("now")
+
+
+class TerranMacro(base_agent.BaseAgent):
+    """A scripted Terran for a melee map, on raw units and raw actions (the env needs
+    ``use_raw_units`` and ``use_raw_actions``): it keeps its SCVs mining, trains SCVs to
+    ``WORKERS``, builds a supply depot before supply runs out and up to ``BARRACKS``
+    barracks, trains marines, and once ``WAVE`` marines stand ready attacks: the enemy
+    structures it has seen, else the start opposite its own. One action a step, by
+    priority, so it plays through pysc2 exactly as a learning agent does. It defends its
+    base from the enemies it sees there first."""
+
+    WORKERS, BARRACKS, WAVE = 16, 3, 20
+
+    def reset(self):
+        super().reset()
+        self.attacking = False
+        self._home = None
+
+    def step(self, obs):
+        super().step(obs)
+        raw = obs.observation.raw_units
+        mine = [u for u in raw if u.alliance == SELF]
+        player = obs.observation.player
+        minerals, left = player.minerals, player.food_cap - player.food_used
+        halls = [u for u in mine if u.unit_type == COMMAND_CENTER and u.build_progress == 100]
+        if not halls:
+            return RAW.no_op()
+        hall = halls[0]
+        self._home = self._home or (float(hall.x), float(hall.y))
+        scvs = [u for u in mine if u.unit_type == SCV]
+        depots = [u for u in mine if u.unit_type == SUPPLY_DEPOT]
+        barracks = [u for u in mine if u.unit_type == BARRACKS]
+        marines = [u for u in mine if u.unit_type == units.Terran.Marine]
+        building = {o for u in scvs for o in (u.order_id_0, u.order_id_1)}
+        choices = [
+            left < 4 and minerals >= 100 and not _building(building, "SupplyDepot")
+            and not any(d.build_progress < 100 for d in depots)
+            and self._build(raw, scvs, hall, RAW.Build_SupplyDepot_pt, len(depots)),
+            depots and len(barracks) < self.BARRACKS and minerals >= 150
+            and not _building(building, "Barracks")
+            and self._build(raw, scvs, hall, RAW.Build_Barracks_pt, 3 + len(barracks)),
+            len(scvs) < self.WORKERS and hall.order_length == 0 and minerals >= 50
+            and left >= 1 and RAW.Train_SCV_quick("now", [hall.tag]),
+            self._marine(barracks, minerals, left),
+            self._mine(raw, scvs, hall),
+            self._attack(raw, marines),
+        ]  # fmt: skip
+        return next((c for c in choices if c), RAW.no_op())
+
+    def _build(self, raw, scvs, hall, function, index):
+        """Send a mining SCV to build at the ``index``-th site, towards the map's centre."""
+        if not scvs:
+            return None
+        toward = 1 if hall.x < 32 else -1
+        ring = 7 + 3 * (index // 4)
+        dy = (-4, 4, -8, 8)[index % 4]
+        site = [int(hall.x + toward * ring), int(hall.y + dy)]
+        scv = min(scvs, key=lambda u: (u.x - site[0]) ** 2 + (u.y - site[1]) ** 2)
+        return function("now", [scv.tag], site)
+
+    def _marine(self, barracks, minerals, left):
+        ready = [b for b in barracks if b.build_progress == 100 and b.order_length == 0]
+        if ready and minerals >= 50 and left >= 1:
+            return RAW.Train_Marine_quick("now", [ready[0].tag])
+        return None
+
+    def _mine(self, raw, scvs, hall):
+        idle = [u for u in scvs if u.order_length == 0]
+        fields = [u for u in raw if u.unit_type in MINERAL_FIELDS]
+        if not idle or not fields:
+            return None
+        field = min(fields, key=lambda f: (f.x - hall.x) ** 2 + (f.y - hall.y) ** 2)
+        return RAW.Harvest_Gather_unit("now", [idle[0].tag], field.tag)
+
+    def _attack(self, raw, marines):
+        enemies = [u for u in raw if u.alliance == ENEMY]
+        home = self._home
+        intruders = [u for u in enemies if (u.x - home[0]) ** 2 + (u.y - home[1]) ** 2 < 20**2]
+        idle = [u.tag for u in marines if u.order_length == 0]
+        if intruders and idle:  # defend first
+            return RAW.Attack_pt("now", idle, [int(intruders[0].x), int(intruders[0].y)])
+        self.attacking = self.attacking or len(marines) >= self.WAVE
+        if not self.attacking or not idle:
+            return None
+        targets = [u for u in enemies if u.unit_type in STRUCTURES] or enemies
+        if targets:
+            target = min(
+                targets, key=lambda u: (u.x - marines[0].x) ** 2 + (u.y - marines[0].y) ** 2
+            )
+            point = [int(target.x), int(target.y)]
+        else:  # the start opposite this one, on a map made for two
+            point = [int(64 - self._home[0]), int(64 - self._home[1])]
+        return RAW.Attack_pt("now", idle, point)
+
+
+def _building(orders, structure: str) -> bool:
+    """Whether one of the SCVs' current orders builds ``structure``."""
+    ability = getattr(actions.RAW_FUNCTIONS, f"Build_{structure}_pt").ability_id
+    return ability in orders

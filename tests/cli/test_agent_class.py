@@ -19,9 +19,16 @@ def _summary(done) -> dict:
 
 
 @pytest.mark.cluster
-@pytest.mark.parametrize("mode", ["sync", "async"])
-def test_a_custom_agent_trains_in_each_mode(tmp_path, mode):
-    summary = _summary(_run(["train", *CUSTOM, *SHORT, "--mode", mode], tmp_path))
+@pytest.mark.parametrize(
+    "mode, extra",
+    [
+        ("sync", []),
+        ("async", []),
+        ("sync", ["--compression", "int8", "--layered-sync", "2"]),  # packed, and in layers
+    ],
+)
+def test_a_custom_agent_trains_in_each_mode(tmp_path, mode, extra):
+    summary = _summary(_run(["train", *CUSTOM, *SHORT, "--mode", mode, *extra], tmp_path))
     assert summary["mode"] == mode and summary["agent_steps"] >= 3000 and summary["updates"] > 0
 
 

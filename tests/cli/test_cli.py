@@ -143,6 +143,11 @@ def test_ctrl_c_or_sigterm_finishes_the_update_checkpoints_and_exits_0(tmp_path,
         (["train", "--map", "Simple64"], {}, "Simple64 is a map for 2 players: give the agent"),
         (["train", "--opponent", "bot:elf:easy"], {}, "'bot:elf:easy' is not an opponent"),
         (["train", "--race", "elf"], {}, "invalid choice: 'elf' (choose from 'terran', 'zerg'"),
+        (
+            ["train", "--map", "Simple64", "--opponent", "bot:zerg:easy"],
+            {},
+            "The sc2dask emulator plays terran only, not zerg",
+        ),
         (["train", "--reward", "outcome"], {}, "no opponent to win or lose against"),
         (
             ["evaluate", "--agent", RANDOM, "--opponent", "bot:terran:easy", "--episodes", "1"],
@@ -150,9 +155,9 @@ def test_ctrl_c_or_sigterm_finishes_the_update_checkpoints_and_exits_0(tmp_path,
             "MoveToBeacon has one player",
         ),
         (
-            ["train", "--map", "Simple64", "--opponent", "bot:terran:very_easy"],
+            ["train", "--map", "Flat64", "--opponent", "bot:terran:very_easy"],
             {},
-            "The sc2dask emulator cannot play 'Simple64'",
+            "The sc2dask emulator cannot play 'Flat64'",
         ),
         pytest.param(
             ["evaluate", "--agent", "no.such.Agent", "--episodes", "1"],

@@ -214,7 +214,6 @@ UNSUPPORTED = (
     "replay_info",
     "available_maps",
     "save_map",
-    "debug",
 )
 
 

@@ -46,7 +46,9 @@ class Game:
         from sc2dask.emulator.geometry import screen_geometry
 
         return list(
-            screen_geometry(self.options.feature_layer, self.world.camera).world_to_screen(x, y)
+            screen_geometry(self.options.feature_layer, self.world.agent.camera).world_to_screen(
+                x, y
+            )
         )
 
     def units(self, unit_type, owner=None):
@@ -82,7 +84,7 @@ def test_build_marines_scvs_start_mining_and_the_command_cards_are_trimmed():
     assert len(game.units(gd.MINERAL_FIELD)) == 8 and not game.units(gd.VESPENE_GEYSER)
     assert game.obs()["player"].idle_worker_count == 0
     game.world.step(16 * 30)
-    assert game.world.minerals > 150  # they mined from the start
+    assert game.world.agent.minerals > 150  # they mined from the start
     scv = game.units(gd.SCV)[0]
     game.world.select([scv.tag])
     available = set(game.obs()["available_actions"])
@@ -102,19 +104,21 @@ def test_an_scv_mines_five_minerals_a_trip_and_brings_them_to_the_command_center
     field = _field_nearest(game, 23, 28.5)  # 3 cells from the command center
     game.world.select([scv.tag])
     assert game.act(F.Harvest_Gather_screen("now", game.screen(field.x, field.y))) == 1
-    deliveries, last = [], game.world.stats.collected_minerals
+    deliveries, last = [], game.world.agent.stats.collected_minerals
     for _ in range(16 * 40):
         game.world.step(1)
-        if game.world.stats.collected_minerals != last:
-            deliveries.append((game.world.game_loop, game.world.stats.collected_minerals - last))
-            last = game.world.stats.collected_minerals
+        if game.world.agent.stats.collected_minerals != last:
+            deliveries.append(
+                (game.world.game_loop, game.world.agent.stats.collected_minerals - last)
+            )
+            last = game.world.agent.stats.collected_minerals
     assert {amount for _, amount in deliveries} == {5}
     trips = np.diff([loop for loop, _ in deliveries])
     # 2.786 s mining (45 loops) + 0.5 s pause (8) + two walks from a standstill.
     assert 75 <= trips.mean() <= 120, trips
     assert field.contents == gd.MINERAL_FIELD.contents - 5 * (len(deliveries) + (scv.cargo > 0))
     assert game.obs()["score_cumulative"].score == last
-    assert game.world.minerals == 50 + last
+    assert game.world.agent.minerals == 50 + last
 
 
 def test_one_worker_mines_a_field_at_a_time_and_the_rest_spread_to_free_fields():
@@ -132,7 +136,7 @@ def test_one_worker_mines_a_field_at_a_time_and_the_rest_spread_to_free_fields()
     assert len(used) >= 6  # they walked on to the free fields nearby
     # The game's SCVs bring about 60 minerals a minute each at this saturation (README.md,
     # "What the emulator plays"); a minute there is a "faster" one, 22.4 loops a second.
-    per_minute = game.world.stats.collected_minerals / (game.world.game_loop / 22.4 / 60) / 12
+    per_minute = game.world.agent.stats.collected_minerals / (game.world.game_loop / 22.4 / 60) / 12
     assert 50 <= per_minute <= 80, per_minute
 
 
@@ -146,16 +150,16 @@ def test_fields_run_out_and_disappear():
     deliveries, last = [], 0
     for _ in range(16 * 20):
         game.world.step(1)
-        if game.world.stats.collected_minerals != last:
-            deliveries.append(game.world.stats.collected_minerals - last)
-            last = game.world.stats.collected_minerals
+        if game.world.agent.stats.collected_minerals != last:
+            deliveries.append(game.world.agent.stats.collected_minerals - last)
+            last = game.world.agent.stats.collected_minerals
     assert field.tag not in game.world.units and len(game.units(gd.MINERAL_FIELD)) == 15
     assert deliveries[:2] == [5, 3] and len(deliveries) > 2  # then it mines the next field
 
 
 def test_a_refinery_is_built_on_a_geyser_and_its_builder_mines_four_gas_a_trip():
     game = Game("CollectMineralsAndGas")
-    game.world.minerals = 200
+    game.world.agent.minerals = 200
     geyser = min(game.units(gd.VESPENE_GEYSER), key=lambda g: g.distance_to(29.5, 28.5))
     scv = game.units(gd.SCV)[0]
     game.world.select([scv.tag])
@@ -166,15 +170,15 @@ def test_a_refinery_is_built_on_a_geyser_and_its_builder_mines_four_gas_a_trip()
     assert game.act(F.Build_Refinery_screen("now", game.screen(geyser.x, geyser.y))) == 1
     game.world.step(16 * 10)
     (refinery,) = game.units(gd.REFINERY)
-    assert game.world.minerals == 200 - 75 and not refinery.finished
+    assert game.world.agent.minerals == 200 - 75 and not refinery.finished
     assert geyser.tag not in game.world.units and refinery.contents == gd.VESPENE_GEYSER.contents
     game.world.step(gd.REFINERY.build_loops)
     assert refinery.finished and refinery.health == gd.REFINERY.health
     game.world.step(16 * 20)
-    assert game.world.vespene > 0 and game.world.vespene % 4 == 0
-    assert game.obs()["player"].vespene == game.world.vespene
+    assert game.world.agent.vespene > 0 and game.world.agent.vespene % 4 == 0
+    assert game.obs()["player"].vespene == game.world.agent.vespene
     score = game.obs()["score_cumulative"].score
-    assert score == game.world.stats.collected_minerals + game.world.vespene
+    assert score == game.world.agent.stats.collected_minerals + game.world.agent.vespene
 
 
 # --- production --------------------------------------------------------------------------
@@ -182,7 +186,7 @@ def test_a_refinery_is_built_on_a_geyser_and_its_builder_mines_four_gas_a_trip()
 
 def test_training_pays_at_once_queues_five_and_counts_supply_in_production():
     game = Game("CollectMineralsAndGas")
-    game.world.minerals = 1000
+    game.world.agent.minerals = 1000
     (cc,) = game.units(gd.COMMAND_CENTER)
     game.world.select([cc.tag])
     for _ in range(5):
@@ -191,11 +195,11 @@ def test_training_pays_at_once_queues_five_and_counts_supply_in_production():
     assert F.Train_SCV_quick.id not in obs["available_actions"]  # the queue is full
     assert len(obs["build_queue"]) == 5 and F.build_queue.id in obs["available_actions"]
     assert obs["production_queue"][0][0] == gd.TRAIN_SCV.ability_id
-    assert game.world.minerals == 1000 - 5 * 50
+    assert game.world.agent.minerals == 1000 - 5 * 50
     game.world.step(1)
     assert game.obs()["player"].food_used == 13  # the one in training counts
     assert game.act(F.build_queue(4)) == 1  # cancelling refunds
-    assert game.world.minerals == 1000 - 4 * 50
+    assert game.world.agent.minerals == 1000 - 4 * 50
     game.world.step(gd.SCV.build_loops)
     assert len(game.units(gd.SCV)) == 13
     assert game.obs()["build_queue"][0][features.UnitLayer.build_progress] < 100
@@ -203,7 +207,7 @@ def test_training_pays_at_once_queues_five_and_counts_supply_in_production():
 
 def test_supply_and_tech_decide_what_is_available():
     game = Game("CollectMineralsAndGas")
-    game.world.minerals = 1000
+    game.world.agent.minerals = 1000
     for i in range(3):  # 15/15
         game.world.spawn(gd.SCV, Owner.AGENT, 35.0, 22.0 + i)
     (cc,) = game.units(gd.COMMAND_CENTER)
@@ -224,7 +228,7 @@ def test_supply_and_tech_decide_what_is_available():
 
 def test_placement_follows_the_grid_resources_and_structures():
     game = Game("CollectMineralsAndGas")
-    game.world.minerals = 1000
+    game.world.agent.minerals = 1000
     scv = game.units(gd.SCV)[0]
     field = _field_nearest(game, 24, 28)
     game.world.select([scv.tag])
@@ -249,7 +253,7 @@ def test_placement_follows_the_grid_resources_and_structures():
 
 def test_an_interrupted_structure_waits_and_a_right_click_resumes_it():
     game = Game("CollectMineralsAndGas")
-    game.world.minerals = 1000
+    game.world.agent.minerals = 1000
     scv = game.units(gd.SCV)[0]
     game.world.select([scv.tag])
     game.act(F.Build_SupplyDepot_screen("now", game.screen(36, 24)))
@@ -267,7 +271,7 @@ def test_an_interrupted_structure_waits_and_a_right_click_resumes_it():
 
 def test_rallied_workers_mine_and_idle_workers_can_be_selected_in_every_mode():
     game = Game("CollectMineralsAndGas")
-    game.world.minerals = 100
+    game.world.agent.minerals = 100
     (cc,) = game.units(gd.COMMAND_CENTER)
     field = _field_nearest(game, 24, 28)
     game.world.select([cc.tag])
@@ -277,14 +281,14 @@ def test_rallied_workers_mine_and_idle_workers_can_be_selected_in_every_mode():
     new = max(game.units(gd.SCV), key=lambda u: u.tag)
     assert new.orders and new.orders[0].kind == "gather"
     game.act(F.select_idle_worker("select"))
-    assert len(game.world.selection) == 1
+    assert len(game.world.agent.selection) == 1
     game.act(F.select_idle_worker("add"))
-    assert len(game.world.selection) == 2
+    assert len(game.world.agent.selection) == 2
     game.act(F.select_idle_worker("select_all"))
-    assert len(game.world.selection) == 12
+    assert len(game.world.agent.selection) == 12
     game.world.select([cc.tag])
     game.act(F.select_idle_worker("add_all"))
-    assert len(game.world.selection) == 13 and game.world.selection[0] == cc.tag
+    assert len(game.world.agent.selection) == 13 and game.world.agent.selection[0] == cc.tag
 
 
 def test_a_box_selects_structures_only_when_it_holds_no_unit():
@@ -292,7 +296,7 @@ def test_a_box_selects_structures_only_when_it_holds_no_unit():
     (cc,) = game.units(gd.COMMAND_CENTER)
     corner = game.screen(cc.x - 1, cc.y + 1), game.screen(cc.x + 1, cc.y - 1)
     game.act(F.select_rect("select", *corner))
-    assert game.world.selection == [cc.tag]
+    assert game.world.agent.selection == [cc.tag]
     assert game.obs()["single_select"][0][0] == gd.COMMAND_CENTER.type_id
     scv = game.units(gd.SCV)[0]
     game.act(
@@ -302,19 +306,19 @@ def test_a_box_selects_structures_only_when_it_holds_no_unit():
             game.screen(max(scv.x, cc.x) + 1, cc.y - 3),
         )
     )
-    assert cc.tag not in game.world.selection and scv.tag in game.world.selection
+    assert cc.tag not in game.world.agent.selection and scv.tag in game.world.agent.selection
 
 
 def test_raw_actions_gather_and_build():
     game = Game("CollectMineralsAndGas", use_raw_units=True, use_raw_actions=True)
-    game.world.minerals = 200
+    game.world.agent.minerals = 200
     scv, other = game.units(gd.SCV)[:2]
     field = _field_nearest(game, scv.x, scv.y)
     assert game.act(RAW.Harvest_Gather_unit("now", [scv.tag], field.tag)) == 1
     # Raw points count y from the top of the map, as the minimap does.
     assert game.act(RAW.Build_SupplyDepot_pt("now", [other.tag], [36, 64 - 22])) == 1
     game.world.step(16 * 30)
-    assert game.world.stats.collected_minerals > 0 and game.units(gd.SUPPLY_DEPOT)
+    assert game.world.agent.stats.collected_minerals > 0 and game.units(gd.SUPPLY_DEPOT)
     raw = {u.tag: u for u in observe.observe(game.world, game.options).observation.raw_data.units}
     assert raw[field.tag].mineral_contents == field.contents < gd.MINERAL_FIELD.contents
     (cc,) = game.units(gd.COMMAND_CENTER)
@@ -349,7 +353,7 @@ def test_a_lifted_command_center_flies_takes_no_cargo_and_lands_where_it_fits():
     assert game.act(F.Lift_quick("now")) == 1
     assert cc.type is gd.COMMAND_CENTER_FLYING and game.obs()["player"].food_cap == 15
     game.world.step(16 * 20)
-    assert game.world.stats.collected_minerals == 0  # nowhere to bring the load
+    assert game.world.agent.stats.collected_minerals == 0  # nowhere to bring the load
     game.world.select([cc.tag])
     assert (
         game.act(F.Land_screen("now", game.screen(27.5, 28.5)))
@@ -362,4 +366,4 @@ def test_a_lifted_command_center_flies_takes_no_cargo_and_lands_where_it_fits():
     game.world.select([scv.tag])
     assert game.act(F.Harvest_Return_quick("now")) == 1
     game.world.step(16 * 15)
-    assert game.world.stats.collected_minerals > 0
+    assert game.world.agent.stats.collected_minerals > 0

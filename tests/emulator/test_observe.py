@@ -48,9 +48,9 @@ def test_available_actions_follow_the_selection():
 
 def test_player_score_and_ui():
     world, options, feats = _env("DefeatRoaches")  # 9 marines, pre-selected
-    world.control_groups[3] = [u.tag for u in world.units_of(Owner.AGENT)][:4]
-    world.stats.damage_dealt = 12
-    world.score = 20
+    world.agent.control_groups[3] = [u.tag for u in world.units_of(Owner.AGENT)][:4]
+    world.agent.stats.damage_dealt = 12
+    world.agent.score = 20
     obs = _obs(world, options, feats)
     player = obs["player"]
     assert (player.player_id, player.army_count, player.food_army, player.food_used) == (1, 9, 9, 9)
@@ -68,7 +68,7 @@ def test_player_score_and_ui():
 def test_feature_units_match_the_rendered_screen():
     world, options, feats = _env("MoveToBeacon", use_feature_units=True, use_raw_units=True)
     obs = _obs(world, options, feats)
-    g = screen_geometry(options.feature_layer, world.camera)
+    g = screen_geometry(options.feature_layer, world.agent.camera)
     marine = world.scenario.marine
     FU = features.FeatureUnit
     fu = np.asarray(obs["feature_units"])
@@ -93,7 +93,7 @@ def test_raw_units_respect_fog_and_report_orders():
     raw_marine = next(u for u in proto.raw_data.units if u.tag == marine.tag)
     assert raw_marine.orders[0].ability_id == 16  # reported as the specific Move
     assert raw_marine.orders[0].target_world_space_pos.x == 20.0
-    assert (proto.raw_data.player.camera.x, proto.raw_data.player.camera.y) == world.camera
+    assert (proto.raw_data.player.camera.x, proto.raw_data.player.camera.y) == world.agent.camera
     obs = feats.transform_obs(observe.observe(world, options))
     assert len(obs["raw_units"]) == len(visible)
 
@@ -113,7 +113,7 @@ def test_game_info_echoes_options_for_rectangular_screens():
 
 def test_action_errors_are_reported():
     world, options, feats = _env("MoveToBeacon")
-    world.action_errors.append(214)
+    world.agent.action_errors.append(214)
     assert list(_obs(world, options, feats)["action_result"]) == [214]
 
 

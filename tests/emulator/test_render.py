@@ -37,7 +37,7 @@ def test_marine_and_beacon_drawn_where_pysc2_puts_them():
     world = World(scenario_for("MoveToBeacon"), seed=1)
     fl = _setup()
     layers = _decode(world, fl)["screen"]
-    g = screen_geometry(fl, world.camera)
+    g = screen_geometry(fl, world.agent.camera)
     marine, beacon = world.scenario.marine, world.scenario.beacon
     mx, my = g.world_to_screen(marine.x, marine.y)
     bx, by = g.world_to_screen(beacon.x, beacon.y)
@@ -92,7 +92,7 @@ def test_selection_density_and_static_layers():
     fl = _setup()
     layers = _decode(world, fl)
     screen, minimap = layers["screen"], layers["minimap"]
-    g = screen_geometry(fl, world.camera)
+    g = screen_geometry(fl, world.agent.camera)
     for marine in world.units_of(Owner.AGENT):
         x, y = g.world_to_screen(marine.x, marine.y)
         assert screen["selected"][y, x] == 1
@@ -105,7 +105,7 @@ def test_selection_density_and_static_layers():
     assert screen["height_map"][screen["pathable"] == 1].min() == 127
     assert (screen["visibility_map"] == 2).all()
     assert minimap["selected"].sum() >= 1
-    assert minimap["camera"][int(64 - world.camera[1]), int(world.camera[0])] == 1
+    assert minimap["camera"][int(64 - world.agent.camera[1]), int(world.agent.camera[0])] == 1
     assert minimap["camera"][0, 0] == 0
 
 
@@ -115,7 +115,7 @@ def test_overlapping_units_add_density():
     world.scenario.beacon.x, world.scenario.beacon.y = marine.x, marine.y
     fl = _setup()
     screen = _decode(world, fl)["screen"]
-    x, y = screen_geometry(fl, world.camera).world_to_screen(marine.x, marine.y)
+    x, y = screen_geometry(fl, world.agent.camera).world_to_screen(marine.x, marine.y)
     assert screen["unit_density"][y, x] == 2
     assert screen["player_relative"][y, x] == Alliance.SELF  # own units are drawn on top
     assert screen["unit_density_aa"][y, x] > 16
@@ -128,7 +128,7 @@ def test_fog_hides_unseen_enemies():
     assert not world.is_visible(hidden) and world.is_visible(seen)
     fl = _setup()
     screen = _decode(world, fl)["screen"]
-    g = screen_geometry(fl, world.camera)
+    g = screen_geometry(fl, world.agent.camera)
     hx, hy = g.world_to_screen(hidden.x, hidden.y)
     sx, sy = g.world_to_screen(seen.x, seen.y)
     assert screen["player_relative"][hy, hx] == 0
@@ -159,7 +159,7 @@ def test_the_largest_zoom_renders_within_bounded_memory():
 
     world = World(scenario_for("DefeatZerglingsAndBanelings"), seed=2)
     unit = next(u for u in world.units.values() if u.alliance == Alliance.SELF)
-    world.camera = (unit.x, unit.y)  # the screen shows one world unit around this marine
+    world.agent.camera = (unit.x, unit.y)  # the screen shows one world unit around this marine
     fl = _setup(screen=(1024, 1024), minimap=(64, 64), width=1)
     tracemalloc.start()
     try:

@@ -168,8 +168,8 @@ def test_make_env_names_the_maps_for_an_unknown_map(env, tmp_path):
     env.setenv("SC2PATH", str(install_emulator(tmp_path)))
     with pytest.raises(UnknownMapError, match="MoveToBeacon"):
         make_env("NoSuchMap")
-    with pytest.raises(UnknownMapError, match="emulator cannot play 'Simple64'"):
-        make_env("Simple64")
+    with pytest.raises(UnknownMapError, match="emulator cannot play 'Flat64'"):
+        make_env("Flat64")  # a melee map it does not emulate
 
 
 def test_make_env_plays_the_emulator_with_the_defaults(env, tmp_path):

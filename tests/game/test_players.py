@@ -75,9 +75,10 @@ def test_the_emulator_refuses_races_it_has_no_rules_for_on_a_melee_map():
     check_emulated_races("MoveToBeacon", "zerg", None)  # a mini-game brings its own units
 
 
-def test_the_emulator_says_it_cannot_play_a_melee_map_yet(sc2path):
-    with pytest.raises(UnknownMapError, match="emulator cannot play 'Simple64'"):
-        EnvConfig("Simple64", opponent="bot:terran:very_easy", reward="outcome").check()
+def test_the_emulator_plays_simple64_and_names_the_maps_it_cannot(sc2path):
+    EnvConfig("Simple64", opponent="bot:terran:very_easy", reward="outcome").check()
+    with pytest.raises(UnknownMapError, match="emulator cannot play 'Flat64'"):
+        EnvConfig("Flat64", opponent="bot:terran:very_easy", reward="outcome").check()
 
 
 def test_the_win_rate_counts_the_last_100_games():

@@ -115,9 +115,19 @@ def test_bad_keywords_raise_config_error_naming_the_fix(sc2path, kwargs, fix):
 @pytest.mark.unit
 def test_maps_the_game_cannot_play_raise_unknown_map_error(sc2path):
     with pytest.raises(UnknownMapError, match="Install StarCraft II and set SC2PATH"):
-        gymnasium.make(env_id("Simple64"))
+        gymnasium.make(env_id("Flat64"))
     with pytest.raises(UnknownMapError, match="pysc2 knows: "):
         SC2GymEnv("NoSuchMap")
+
+
+def test_a_melee_map_plays_against_its_opponent_and_says_the_outcome(sc2path):
+    env = gymnasium.make(env_id("Simple64"), opponent="bot:terran:very_easy", reward="outcome")
+    observation, info = env.reset(seed=1)
+    assert env.observation_space.contains(observation) and info["action_mask"].any()
+    for _ in range(3):
+        observation, reward, terminated, truncated, info = env.step(0)  # no_op
+    assert reward == 0 and not terminated and "outcome" not in info  # no outcome mid-game
+    env.close()
 
 
 @pytest.mark.unit

@@ -11,6 +11,7 @@ from .collect_minerals_and_gas import CollectMineralsAndGas
 from .defeat_roaches import DefeatRoaches, DefeatZerglingsAndBanelings
 from .find_and_defeat_zerglings import FindAndDefeatZerglings
 from .move_to_beacon import MoveToBeacon
+from .simple64 import Simple64
 
 SCENARIOS: dict[str, type[Scenario]] = {
     cls.name: cls
@@ -25,6 +26,9 @@ SCENARIOS: dict[str, type[Scenario]] = {
     )
 }
 
+# Melee maps: two players, the second a built-in bot.
+MELEE_MAPS: dict[str, type[Scenario]] = {Simple64.name: Simple64}
+EMULATED_MAPS: dict[str, type[Scenario]] = {**SCENARIOS, **MELEE_MAPS}
 # The races whose units and structures the emulator has rules for.
 EMULATED_RACES = ("terran",)
 
@@ -36,9 +40,9 @@ class UnsupportedMapError(ValueError):
 def scenario_for(map_path: str) -> Scenario:
     """The scenario for a map path or name such as ``mini_games/MoveToBeacon.SC2Map``."""
     name = os.path.splitext(os.path.basename(map_path or ""))[0]
-    if name in SCENARIOS:
-        return SCENARIOS[name]()
+    if name in EMULATED_MAPS:
+        return EMULATED_MAPS[name]()
     raise UnsupportedMapError(
         f"The sc2dask emulator cannot play {map_path!r}: unknown map {name!r}. Supported maps: "
-        f"{', '.join(SCENARIOS)}. Install the real StarCraft II (set SC2PATH) for other maps."
+        f"{', '.join(EMULATED_MAPS)}. Install the real StarCraft II (set SC2PATH) for other maps."
     )

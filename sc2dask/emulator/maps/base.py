@@ -13,6 +13,7 @@ class Scenario:
     """A map's rules. ``setup`` places units; ``on_loop`` and ``on_death`` are its triggers."""
 
     name = ""
+    players = 1  # the mini-games: the agent alone (player 2 owns enemies but does not play)
     time_limit_loops = 120 * LOOPS_PER_SECOND
     playable = (22.0, 20.0, 44.0, 36.0)  # region 1: (x0, y0, x1, y1)
     camera_start = (33.0, 25.0)  # centre of region 1, 3 units south
@@ -20,6 +21,13 @@ class Scenario:
     fog = False
     ends_when_marines_dead = False
     timeout_result = sc_pb.Tie  # the scripts never call game-over; pysc2 maps Tie to 0
+
+    def configure(self, computers) -> None:
+        """Take the Computer players' setups of ``RequestCreateGame`` (a map for two)."""
+
+    def start_location(self, owner: Owner) -> tuple[float, float] | None:
+        """Where ``owner`` starts, on a map with start locations."""
+        return None
 
     def setup(self, world) -> None:
         raise NotImplementedError

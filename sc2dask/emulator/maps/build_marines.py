@@ -44,4 +44,4 @@ class BuildMarines(Scenario):
 
     def on_trained(self, world, unit) -> None:
         if unit.type is MARINE:
-            world.score += 1
+            world.agent.score += 1

@@ -19,7 +19,7 @@ class CollectMineralShards(Scenario):
     name = "CollectMineralShards"
 
     def setup(self, world) -> None:
-        world.minerals = 0
+        world.agent.minerals = 0
         for _ in range(2):
             world.spawn(MARINE, Owner.AGENT, *world.random_point(self.playable))
         self._spawn_shards(world)
@@ -42,8 +42,8 @@ class CollectMineralShards(Scenario):
                     and math.hypot(marine.x - shard.x, marine.y - shard.y) <= PICKUP_DISTANCE
                 ):
                     world.remove(shard)
-                    world.minerals += 100
-                    world.stats.collected_minerals += 100
-                    world.score = world.minerals // 100
+                    world.agent.minerals += 100
+                    world.agent.stats.collected_minerals += 100
+                    world.agent.score = world.agent.minerals // 100
         if not world.units_of(Owner.NEUTRAL, MINERAL_SHARD):
             self._spawn_shards(world)

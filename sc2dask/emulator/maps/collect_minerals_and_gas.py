@@ -48,7 +48,7 @@ def place_base(world, fields) -> object:
     ]
     for x, y in fields:
         world.spawn(MINERAL_FIELD, Owner.NEUTRAL, x, y)
-    world.minerals = START_MINERALS
+    world.agent.minerals = START_MINERALS
     return cc, scvs
 
 
@@ -66,4 +66,6 @@ class CollectMineralsAndGas(Scenario):
 
     def on_loop(self, world) -> None:
         # Spending does not lower the score: it counts what was collected.
-        world.score = world.stats.collected_minerals + world.stats.collected_vespene
+        world.agent.score = (
+            world.agent.stats.collected_minerals + world.agent.stats.collected_vespene
+        )

@@ -48,11 +48,11 @@ class DefeatRoaches(Scenario):
 
     def on_death(self, world, unit) -> None:
         if unit.owner == Owner.HOSTILE:
-            world.score += self.enemy_score
+            world.agent.score += self.enemy_score
             if not world.units_of(Owner.HOSTILE):
                 self._next_wave(world)
         elif unit.type is MARINE:
-            world.score -= 1
+            world.agent.score -= 1
         super().on_death(world, unit)
 
     def _next_wave(self, world) -> None:
@@ -60,7 +60,7 @@ class DefeatRoaches(Scenario):
         survivors = [(m.health, None) for m in world.units_of(Owner.AGENT, MARINE)]
         for unit in list(world.units.values()):
             world.remove(unit)
-        world.control_groups = [[] for _ in range(10)]
+        world.agent.control_groups = [[] for _ in range(10)]
         self._wave(world, survivors + [(MARINE.health, None)] * self.wave_marines)
 
 

@@ -57,11 +57,11 @@ class FindAndDefeatZerglings(Scenario):
 
     def on_death(self, world, unit) -> None:
         if unit.owner == Owner.HOSTILE:
-            world.score += 1
+            world.agent.score += 1
             if not world.units_of(Owner.HOSTILE):
                 self._respawn(world)
         elif unit.type is MARINE:
-            world.score -= 1
+            world.agent.score -= 1
         super().on_death(world, unit)
 
     def _respawn(self, world) -> None:

@@ -36,5 +36,5 @@ class MoveToBeacon(Scenario):
     def on_loop(self, world) -> None:
         m, b = self.marine, self.beacon
         if math.hypot(m.x - b.x, m.y - b.y) <= PICKUP_RADIUS:
-            world.score += 1
+            world.agent.score += 1
             b.x, b.y = place_beacon(world, (m.x, m.y))

@@ -1,0 +1,163 @@
+"""Built-in bots: player 2 of a melee map, playing by the same rules as the agent.
+
+Each level is a build order and an attack rule, acting on the world once a game second:
+keep the workers mining, train SCVs up to a count, build supply depots before supply runs
+out, build barracks and train marines, defend its base, and attack-move its army in waves
+to the enemy's structures once a wave is big enough. A higher level builds more
+workers and barracks and attacks with bigger waves. Everything it decides comes from the
+world and the game's seed, so a seed gives the same game. Unlike the real game's AI it
+sees the whole map. The levels are not yet calibrated against each other: which of two
+wins a game between them still depends on the seats (docs/results/fullgame.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from s2clientprotocol import sc2api_pb2 as sc_pb
+
+from . import economy
+from . import gamedata as gd
+from .units import Order, Owner, Unit
+
+THINK_EVERY = gd.LOOPS_PER_SECOND  # loops between decisions: once a game second
+MAP_CENTRE = 32.0
+# Building sites from the town hall of the base at the top left, towards the map's centre
+# (mirrored for the other base): depots in a column, barracks in the next, a lane apart.
+DEPOT_SITES = [(7.0, dy) for dy in (2.0, 5.0, 8.0, 11.0)] + [(10.0, dy) for dy in (8.0, 11.0)]
+DEFEND_RADIUS = 16.0  # enemies this close to the town hall draw the army home
+RALLY = (12.0, 12.0)  # where the army gathers, from the town hall as the sites are
+BARRACKS_SITES = [(13.5, dy) for dy in (-1.5, 3.5, 8.5)] + [(19.5, dy) for dy in (-1.5, 3.5)]
+
+
+@dataclasses.dataclass(frozen=True)
+class Level:
+    """A difficulty's build and attack: ``workers`` SCVs, ``barracks`` of them, and an
+    attack once ``wave`` marines stand ready after ``first_attack_s`` game seconds."""
+
+    workers: int
+    barracks: int
+    wave: int
+    first_attack_s: int
+
+
+LEVELS = {
+    sc_pb.VeryEasy: Level(workers=14, barracks=1, wave=6, first_attack_s=400),
+    sc_pb.Easy: Level(workers=16, barracks=2, wave=12, first_attack_s=400),
+    sc_pb.Medium: Level(workers=20, barracks=3, wave=18, first_attack_s=400),
+}
+
+
+class Bot:
+    """One built-in player; ``step(world)`` every game loop."""
+
+    def __init__(self, difficulty: int, owner: Owner, enemy_start: tuple[float, float]):
+        if difficulty not in LEVELS:
+            raise ValueError(f"no emulated bot of difficulty {difficulty}")
+        self.level, self.owner, self.enemy_start = LEVELS[difficulty], owner, enemy_start
+
+    def step(self, world) -> None:
+        if world.game_loop % THINK_EVERY:
+            return
+        own = world.own_units(self.owner)
+        halls = [u for u in own if u.type is gd.COMMAND_CENTER and u.finished]
+        if not halls:
+            return
+        hall = halls[0]
+        workers = [u for u in own if u.type is gd.SCV]
+        self._mine(world, workers, hall)
+        self._supply(world, own, workers, hall)
+        self._barracks(world, own, workers, hall)
+        self._train(world, own, workers, hall)
+        self._attack(world, own, hall)
+
+    # --- the economy -------------------------------------------------------------------
+
+    def _mine(self, world, workers: list[Unit], hall: Unit) -> None:
+        fields = [u for u in world.units.values() if u.type is gd.MINERAL_FIELD]
+        for worker in workers:
+            if worker.orders or not fields:
+                continue
+            field = min(fields, key=lambda f: math.dist((f.x, f.y), (hall.x, hall.y)))
+            worker.orders.append(
+                Order("gather", gd.HARVEST_GATHER_SCV.ability_id, target=field.tag, phase="go")
+            )
+
+    def _supply(self, world, own, workers, hall) -> None:
+        building = any(o.build is gd.SUPPLY_DEPOT for w in workers for o in w.orders)
+        unfinished = any(u.type is gd.SUPPLY_DEPOT and not u.finished for u in own)
+        left = economy.food_cap(world, self.owner) - economy.food_used(world, self.owner)
+        if (
+            left < 4
+            and not building
+            and not unfinished
+            and economy.food_cap(world, self.owner) < 200
+        ):
+            self._build(world, workers, hall, gd.SUPPLY_DEPOT, gd.BUILD_SUPPLYDEPOT)
+
+    def _barracks(self, world, own, workers, hall) -> None:
+        count = sum(u.type is gd.BARRACKS for u in own)
+        count += sum(o.build is gd.BARRACKS for w in workers for o in w.orders)
+        has_depot = any(u.type is gd.SUPPLY_DEPOT and u.finished for u in own)
+        if count < self.level.barracks and has_depot:
+            self._build(world, workers, hall, gd.BARRACKS, gd.BUILD_BARRACKS)
+
+    def _train(self, world, own, workers, hall) -> None:
+        if len(workers) < self.level.workers and not hall.queue:
+            economy.train(world, [hall], gd.SCV)
+        side = 1.0 if hall.x < MAP_CENTRE else -1.0
+        for barracks in [u for u in own if u.type is gd.BARRACKS and u.finished]:
+            # marines gather in front of the base, out of the buildings' way
+            barracks.rally = (hall.x + side * RALLY[0], hall.y - side * RALLY[1])
+            if not barracks.queue:
+                economy.train(world, [barracks], gd.MARINE)
+
+    def _build(self, world, workers, hall, unit_type, ability) -> None:
+        if economy.cost_error(world, unit_type, self.owner) is not None:
+            return
+        site = self._site(world, hall, unit_type)
+        miners = [w for w in workers if w.harvesting or not w.orders]
+        if site is None or not miners:
+            return
+        builder = min(miners, key=lambda w: math.dist((w.x, w.y), site))
+        builder.orders[:] = [
+            Order("build", ability.ability_id, point=site, build=unit_type),
+        ]
+
+    def _site(self, world, hall: Unit, unit_type) -> tuple[float, float] | None:
+        """The first free site of the bot's building grid: in front of its base, towards
+        the map's centre, with lanes between the buildings for its workers and army."""
+        sites = DEPOT_SITES if unit_type is gd.SUPPLY_DEPOT else BARRACKS_SITES
+        side = 1.0 if hall.x < MAP_CENTRE else -1.0
+        for dx, dy in sites:
+            site = economy.snap(unit_type, hall.x + side * dx, hall.y - side * dy)
+            if economy.placement_error(world, unit_type, *site) is None:
+                return site
+        return None
+
+    # --- the army ----------------------------------------------------------------------
+
+    def _attack(self, world, own, hall: Unit) -> None:
+        """Defend the base from enemies near it; else send the marines gathered at home
+        in waves of ``wave`` once the first attack is due."""
+        army = [u for u in own if u.type is gd.MARINE]
+        at_home = [u for u in army if not u.orders or u.orders[0].kind == "move"]
+        enemies = [u for u in world.units.values() if u.owner not in (self.owner, Owner.NEUTRAL)]
+        near = [u for u in enemies if math.dist((u.x, u.y), (hall.x, hall.y)) <= DEFEND_RADIUS]
+        if near and at_home:
+            intruder = min(near, key=lambda u: math.dist((u.x, u.y), (hall.x, hall.y)))
+            order = Order("attack", gd.ATTACK_ATTACK.ability_id, point=(intruder.x, intruder.y))
+            world.command(at_home, order, owner=self.owner)
+            return
+        seconds = world.game_loop / gd.LOOPS_PER_SECOND
+        if seconds < self.level.first_attack_s or len(at_home) < self.level.wave:
+            return
+        structures = [u for u in enemies if u.type.is_structure]
+        target = self.enemy_start
+        if structures:
+            target = min(
+                ((s.x, s.y) for s in structures), key=lambda p: math.dist(p, self.enemy_start)
+            )
+        order = Order("attack", gd.ATTACK_ATTACK.ability_id, point=target)
+        world.command(at_home, order, owner=self.owner)
