@@ -1,0 +1,59 @@
+"""Agent steps/s of one emulated Simple64 game against a built-in bot, through pysc2.
+
+Plays pysc2's RandomAgent (or the raw scripted TerranMacro with ``--macro``) against the
+emulator's bot at 64x64 with raw units, step_mul 8, for ``--steps`` agent steps or a whole
+game, and prints the steps/s and the units on the map at the end. Prints figures; asserts
+nothing. The target on docs/results/fullgame.md is 150 agent steps/s with about 50 units.
+
+    python benchmarks/bench_melee_speed.py --steps 1500
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from absl import flags
+
+from sc2dask.game import find_game, make_env
+from sc2dask.game.pysc2lib import features, random_agent, sc2_env
+from sc2dask.game.scripted_agents import TerranMacro
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=1500)
+    parser.add_argument("--difficulty", default="very_easy")
+    parser.add_argument("--macro", action="store_true", help="TerranMacro instead of random")
+    args = parser.parse_args()
+    flags.FLAGS(["bench"])
+    print(find_game().summary)
+    players = [
+        sc2_env.Agent(sc2_env.Race.terran),
+        sc2_env.Bot(sc2_env.Race.terran, sc2_env.Difficulty[args.difficulty]),
+    ]
+    aif = features.AgentInterfaceFormat(
+        feature_dimensions=features.Dimensions(screen=64, minimap=64),
+        use_raw_units=True,
+        use_raw_actions=args.macro,
+    )
+    with make_env("Simple64", players=players, agent_interface_format=aif, random_seed=1) as env:
+        agent = TerranMacro() if args.macro else random_agent.RandomAgent()
+        agent.setup(env.observation_spec()[0], env.action_spec()[0])
+        agent.reset()
+        timestep = env.reset()[0]
+        started, steps = time.perf_counter(), 0
+        while not timestep.last() and steps < args.steps:
+            timestep = env.step([agent.step(timestep)])[0]
+            steps += 1
+        seconds = time.perf_counter() - started
+    units = timestep.observation.raw_units
+    print(
+        f"Simple64 against {args.difficulty}, {'TerranMacro' if args.macro else 'RandomAgent'}: "
+        f"{steps} agent steps in {seconds:.1f} s = {steps / seconds:.1f} agent steps/s; "
+        f"game loop {int(timestep.observation.game_loop[0])}, {len(units)} units seen at the end"
+    )
+
+
+if __name__ == "__main__":
+    main()
