@@ -10,8 +10,8 @@ from ..emulator.maps import EMULATED_MAPS
 from ..errors import UnknownMapError
 from .attach import attach_env
 from .install import GameInstall, find_game
-from .players import check_emulated_races, check_players, pysc2_players
-from .pysc2lib import features, maps, protocol, remote_controller, sc2_env
+from .players import check_emulated_races, check_players, map_players, pysc2_players
+from .pysc2lib import features, protocol, remote_controller, sc2_env
 from .scored_env import ScoredEnv
 
 
@@ -80,12 +80,7 @@ def check_map(map_name: str, attached: bool = False) -> GameInstall | None:
     ``attached``: the run plays games already running (``--sc2``), which may be the real
     game, so only pysc2's knowing the map is checked, and no local game is looked for.
     """
-    try:
-        maps.get(map_name)
-    except maps.lib.NoMapError:
-        raise UnknownMapError(
-            f"Unknown map {map_name!r}. pysc2 knows: {', '.join(sorted(maps.get_maps()))}."
-        ) from None
+    map_players(map_name)  # UnknownMapError for a map pysc2 does not know
     if attached:
         return None
     game = find_game()
