@@ -22,8 +22,10 @@ class FullyConvA2C:
 
     def __init__(self, config: A2CConfig):
         self.config = config
-        # TensorFlow is slow to import: start now, while a run's cluster starts.
-        threading.Thread(target=self._import_quietly, name="sc2dask-import", daemon=True).start()
+        # TensorFlow is slow to import: start now, while a run's cluster starts. Not a
+        # daemon: a process that ends mid-import (a run refused at once) would abort
+        # in TensorFlow's C++ teardown instead of exiting with its own status.
+        threading.Thread(target=self._import_quietly, name="sc2dask-import").start()
 
     def network(self):
         """The model builder ``a2c.Policy`` calls; imported here, where it is built."""
