@@ -26,6 +26,7 @@ import threading
 import time
 from pathlib import Path
 
+import yaml
 from distributed import Client
 
 import sc2dask
@@ -69,7 +70,16 @@ def main() -> int:
     parser.add_argument("--out", default=str(RESULTS))
     parser.add_argument("--page", default=str(PAGE), help="the docs page the table goes on")
     parser.add_argument("--json", action="store_true", help="end with one JSON object")
+    parser.add_argument(
+        "--agent",
+        action="append",
+        default=[],
+        metavar="SETTING=VALUE",
+        help="a candidate agent setting instead of the default (action-set=attack); "
+        "give it its own --out and --page",
+    )
     args = parser.parse_args()
+    args.agent_overrides = dict(_setting(parser, text) for text in args.agent)
     maps = list(SCENARIOS) if args.maps == "all" else args.maps.split(",")
     unknown = sorted(set(maps) - set(SCENARIOS))
     if unknown:
@@ -121,6 +131,7 @@ def train_map(client, name: str, folder: Path, args) -> dict:
         "cores": os.cpu_count(),
         "mode": args.mode,
         "agent_class": state["agent_class"],
+        "agent_overrides": args.agent,  # a candidate's settings; [] for the defaults
         "commit": COMMIT,
         "date": time.strftime("%Y-%m-%d"),
     }
@@ -157,6 +168,7 @@ def train_for(client, name, saved: Path, seconds: float, offset: float, resume, 
         checkpoint_every=CHECKPOINT_EVERY,
         resume=resume,
         on_update=record,
+        agent_overrides=args.agent_overrides,
     )
     timer = threading.Timer(seconds, run.stop)
     timer.start()
@@ -165,6 +177,14 @@ def train_for(client, name, saved: Path, seconds: float, offset: float, resume, 
     finally:
         timer.cancel()
     return rows
+
+
+def _setting(parser, text: str) -> tuple[str, object]:
+    """``action-set=attack`` as ("action_set", "attack"); values are YAML (lists, numbers)."""
+    name, sep, value = text.partition("=")
+    if not sep:
+        parser.error(f"--agent {text!r}: write SETTING=VALUE, e.g. action-set=attack")
+    return name.strip().replace("-", "_"), yaml.safe_load(value)
 
 
 def _best(curve: list[dict]) -> float:

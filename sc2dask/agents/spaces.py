@@ -51,6 +51,9 @@ ACTION_SETS: dict[str, tuple[str, ...] | None] = {
     ),
     # Combat on one screen (DefeatRoaches, DefeatZerglingsAndBanelings): select all, a few
     # or one marine, and attack or move them; splitting the army is the whole game.
+    # One army fighting as one (DefeatRoaches, DefeatZerglingsAndBanelings): select it
+    # all, attack a unit or a place; nothing to split, queue or walk away with.
+    "attack": ("no_op", "select_army", "Attack_screen"),
     "combat": (
         "no_op",
         "select_army",
@@ -102,7 +105,10 @@ ACTION_SETS["melee"] = (
 # not after the current orders; select_add: replace the selection). A random policy
 # that queues half its moves sends its marines along long chains of old targets, which
 # hides which click earned the reward.
-FIXED_ARGUMENTS: dict[str, tuple[str, ...]] = {"move": ("queued", "select_add")}
+FIXED_ARGUMENTS: dict[str, tuple[str, ...]] = {
+    "move": ("queued", "select_add"),
+    "attack": ("queued", "select_add"),
+}
 
 SPATIAL_ARGS = {"screen": "screen", "screen2": "screen", "minimap": "minimap"}
 
