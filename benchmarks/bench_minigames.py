@@ -16,20 +16,17 @@ busy, or say what ran beside it.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
-import math
 import os
 import shutil
 import subprocess
-import threading
 import time
 from pathlib import Path
 
 import yaml
 from distributed import Client
+from resumable import best_mean, train_within
 
-import sc2dask
 from sc2dask.emulator.maps import SCENARIOS
 from sc2dask.game import EnvConfig
 from sc2dask.training import checkpoint
@@ -56,7 +53,6 @@ ANCHORS = {
     "BuildMarines": ("<1", 3, 123, 133, "—"),
 }
 COLUMNS = ["agent_steps", "wall_s", "mean_score_last_100", "episodes", "entropy", "value_loss"]
-CHECKPOINT_EVERY = 50  # updates: at most this much training is lost to a kill
 
 
 def main() -> int:
@@ -99,16 +95,18 @@ def main() -> int:
 
 def train_map(client, name: str, folder: Path, args) -> dict:
     """Train ``name`` until its wall time reaches the budget, then evaluate and clip it."""
-    folder.mkdir(parents=True, exist_ok=True)
+    curve = train_within(
+        client,
+        folder,
+        args.minutes,
+        COLUMNS,
+        name,
+        map=name,
+        envs=args.envs,
+        mode=args.mode,
+        agent_overrides=args.agent_overrides,
+    )
     saved = folder / "checkpoints"
-    resume = (saved / checkpoint.LATEST).exists()
-    curve = _curve_up_to(folder / "curve.csv", _checkpointed_steps(saved) if resume else 0)
-    spent = curve[-1]["wall_s"] if curve else 0.0
-    left = args.minutes * 60 - spent
-    if left > 5:
-        print(f"{name}: {'resuming at ' + str(round(spent)) + ' s' if resume else 'starting'}")
-        curve += train_for(client, name, saved, left, spent, resume, args)
-        _write_curve(folder / "curve.csv", curve)
     plot(curve, folder / "curve.png", name)
     agent = checkpoint.checkpoint_agent_path(str(saved))
     result = evaluate(
@@ -122,7 +120,7 @@ def train_map(client, name: str, folder: Path, args) -> dict:
     row = {
         "map": name,
         "final_mean_last_100": round(curve[-1]["mean_score_last_100"], 2),
-        "best_mean_last_100": round(_best(curve), 2),
+        "best_mean_last_100": round(best_mean(curve, "mean_score_last_100"), 2),
         "evaluation_mean": round(result.mean, 2),
         "evaluation_episodes": result.episodes,
         "agent_steps": curve[-1]["agent_steps"],
@@ -144,78 +142,12 @@ def train_map(client, name: str, folder: Path, args) -> dict:
     return row
 
 
-def train_for(client, name, saved: Path, seconds: float, offset: float, resume, args) -> list:
-    """Rows of one training segment of at most ``seconds``, their wall time after ``offset``."""
-    rows: list[dict] = []
-
-    def record(progress):
-        row = progress.history[-1]
-        rows.append({k: row.get(k, math.nan) for k in COLUMNS} | {"wall_s": offset + row["wall_s"]})
-        if len(rows) % 200 == 0:
-            print(
-                f"{name}: {row['agent_steps']:>9} steps {rows[-1]['wall_s'] / 60:6.1f} min  "
-                f"mean {row['mean_score_last_100']:.2f}",
-                flush=True,
-            )
-
-    run = sc2dask.train(
-        client=client,
-        map=name,
-        envs=args.envs,
-        mode=args.mode,
-        max_steps=10**12,
-        checkpoint_dir=str(saved),
-        checkpoint_every=CHECKPOINT_EVERY,
-        resume=resume,
-        on_update=record,
-        agent_overrides=args.agent_overrides,
-    )
-    timer = threading.Timer(seconds, run.stop)
-    timer.start()
-    try:
-        run.wait()
-    finally:
-        timer.cancel()
-    return rows
-
-
 def _setting(parser, text: str) -> tuple[str, object]:
     """``action-set=attack`` as ("action_set", "attack"); values are YAML (lists, numbers)."""
     name, sep, value = text.partition("=")
     if not sep:
         parser.error(f"--agent {text!r}: write SETTING=VALUE, e.g. action-set=attack")
     return name.strip().replace("-", "_"), yaml.safe_load(value)
-
-
-def _best(curve: list[dict]) -> float:
-    """The best mean of 100 episodes; of fewer where no 100 ended yet."""
-    rows = [r for r in curve if r["episodes"] >= 100] or curve
-    return max(
-        (r["mean_score_last_100"] for r in rows if not math.isnan(r["mean_score_last_100"])),
-        default=math.nan,
-    )
-
-
-def _checkpointed_steps(saved: Path) -> int:
-    return int(checkpoint.load(saved)[2]["agent_steps"])
-
-
-def _curve_up_to(path: Path, steps: int) -> list[dict]:
-    """The curve so far, without rows past the checkpoint a resumed run starts from."""
-    if not path.exists():
-        return []
-    with open(path, newline="") as f:
-        rows = [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
-    return [r for r in rows if r["agent_steps"] <= steps]
-
-
-def _write_curve(path: Path, rows: list[dict]) -> None:
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
-    os.replace(tmp, path)
 
 
 def plot(rows: list[dict], out: Path, name: str) -> None:

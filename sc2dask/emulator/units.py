@@ -73,6 +73,9 @@ class Unit:
     rally_target: int | None = None  # a resource to gather from, for trained workers
     speed_now: float = 0.0  # for units that accelerate: the speed reached so far
     moved_at: int = -2  # the game loop it last moved in
+    # (x, y, structure version, harvesting, where it stopped): the straight way to (x, y)
+    # met no structure, so from a point further along it none is met either
+    clear_way: tuple | None = None
 
     def __post_init__(self):
         if self.health < 0:

@@ -176,11 +176,13 @@ class World:
             self._end_result = result
 
     def step(self, loops: int) -> None:
-        """Advance ``loops`` game loops, stopping early if the episode ends."""
+        """Advance ``loops`` game loops, stopping early if the episode ends. The explored
+        grid grows once per step, not per loop: no unit outruns its sight in a step."""
         for _ in range(loops):
             if self.ended:
-                return
+                break
             self._tick()
+        self._update_fog()
 
     def _tick(self) -> None:
         if self._end_at is None:  # after the last death the scripts pause all units
@@ -198,8 +200,6 @@ class World:
                 self.scenario.on_death(self, unit)
             self.scenario.on_loop(self)
         self.game_loop += 1
-        if self.scenario.fog:
-            self._update_fog()
         if self._end_at is not None and self.game_loop >= self._end_at:
             self.end(self._end_result)
         elif self.game_loop >= self.scenario.time_limit_loops:
@@ -363,7 +363,8 @@ class World:
             unit.speed_now = speed = min(speed, unit.speed_now + unit.type.acceleration)
             unit.moved_at = self.game_loop
         step = min(speed, remaining)
-        if self.structure_version and unit.type.collides:  # flyers pass over structures
+        straight = unit.clear_way == (x, y, self.structure_version, unit.harvesting, unit.x, unit.y)
+        if self.structure_version and unit.type.collides and not straight:  # flyers fly over
             wx, wy = self._waypoint(unit, x, y)
             if (wx, wy) != (x, y):  # round a structure first
                 dx, dy = wx - unit.x, wy - unit.y
@@ -375,6 +376,8 @@ class World:
         unit.x += dx / dist * step
         unit.y += dy / dist * step
         unit.facing = math.atan2(dy, dx)
+        # Unless a push moves it off this line, the rest of the way is clear too.
+        unit.clear_way = (x, y, self.structure_version, unit.harvesting, unit.x, unit.y)
         return step >= remaining - 1e-6
 
     def _waypoint(self, unit: Unit, x: float, y: float) -> tuple[float, float]:
@@ -508,10 +511,19 @@ class World:
         return np.where(vis, 2, np.where(self.agent.explored, 1, 0)).astype(np.uint8)
 
     def _visible_cells(self) -> np.ndarray:
-        ys, xs = np.mgrid[0 : MAP_SIZE[1], 0 : MAP_SIZE[0]] + 0.5
-        vis = np.zeros(MAP_SIZE[::-1], dtype=bool)
+        """Cells whose centre is within some own unit's sight, each unit drawn in its own
+        box of the grid only."""
+        height, width = MAP_SIZE[::-1]
+        vis = np.zeros((height, width), dtype=bool)
         for u in self.own_units():
-            vis |= (xs - u.x) ** 2 + (ys - u.y) ** 2 <= u.type.sight**2
+            s = u.type.sight
+            x0, x1 = max(int(u.x - s), 0), min(int(u.x + s) + 1, width)
+            y0, y1 = max(int(u.y - s), 0), min(int(u.y + s) + 1, height)
+            if x0 >= x1 or y0 >= y1:
+                continue
+            xs = np.arange(x0, x1) + 0.5 - u.x
+            ys = np.arange(y0, y1)[:, None] + 0.5 - u.y
+            vis[y0:y1, x0:x1] |= xs**2 + ys**2 <= s**2
         return vis
 
     def _update_fog(self) -> None:

@@ -41,7 +41,9 @@ def resolve_run(
     top (agent settings may be among them), checked; ConfigError names what is wrong."""
     overrides = dict(overrides or {})
     agent_overrides = split_overrides(overrides, dict(agent_overrides or {}))
-    loaded = load(TrainSettings, overrides, origin=origin)
+    # The map picks its own training defaults (a melee map's reward), so it is read first.
+    the_map = load(TrainSettings, overrides, origin=origin).values.map
+    loaded = load(TrainSettings, overrides, origin=origin, map_name=the_map)
     opts = loaded.values
     agent = load(AgentSettings, agent_overrides, origin=origin, map_name=opts.map).values
     check_settings(opts, agent, loaded.origins)

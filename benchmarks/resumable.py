@@ -1,0 +1,96 @@
+"""A training run for a wall budget that survives kills, for the long benchmarks.
+
+``train_within`` trains until the run's wall time reaches the budget in all: run the same
+command again after a kill (or in the next session) and it resumes from the last
+checkpoint, drops the curve rows past it, and trains only the time left. The curve (one
+row per update, ``columns`` of the run's history) is kept in ``curve.csv`` beside the
+checkpoints, written atomically.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import threading
+from pathlib import Path
+
+import sc2dask
+from sc2dask.training import checkpoint
+
+CHECKPOINT_EVERY = 50  # updates: at most this much training is lost to a kill
+
+
+def train_within(
+    client, folder: Path, minutes: float, columns: list[str], label: str, **settings
+) -> list[dict]:
+    """The whole curve of the run in ``folder``, after training what is left of its
+    ``minutes`` with ``settings`` (``sc2dask.train``'s keywords)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    saved = folder / "checkpoints"
+    resume = (saved / checkpoint.LATEST).exists()
+    steps = int(checkpoint.load(saved)[2]["agent_steps"]) if resume else 0
+    curve = curve_up_to(folder / "curve.csv", steps)
+    spent = curve[-1]["wall_s"] if curve else 0.0
+    left = minutes * 60 - spent
+    if left > 5:
+        print(f"{label}: {f'resuming at {round(spent)} s' if resume else 'starting'}", flush=True)
+        curve += _segment(client, saved, left, spent, resume, columns, label, settings)
+        write_curve(folder / "curve.csv", curve, columns)
+    return curve
+
+
+def _segment(client, saved, seconds, offset, resume, columns, label, settings) -> list[dict]:
+    """Rows of one training segment of at most ``seconds``, their wall time after ``offset``."""
+    rows: list[dict] = []
+
+    def record(progress):
+        row = progress.history[-1]
+        rows.append({k: row.get(k, math.nan) for k in columns} | {"wall_s": offset + row["wall_s"]})
+        if len(rows) % 200 == 0:
+            print(
+                f"{label}: {row['agent_steps']:>9} steps {rows[-1]['wall_s'] / 60:6.1f} min  "
+                + "  ".join(f"{k} {rows[-1][k]:.3g}" for k in columns[2:4]),
+                flush=True,
+            )
+
+    run = sc2dask.train(
+        client=client,
+        max_steps=10**12,
+        checkpoint_dir=str(saved),
+        checkpoint_every=CHECKPOINT_EVERY,
+        resume=resume,
+        on_update=record,
+        **settings,
+    )
+    timer = threading.Timer(seconds, run.stop)
+    timer.start()
+    try:
+        run.wait()
+    finally:
+        timer.cancel()
+    return rows
+
+
+def curve_up_to(path: Path, steps: int) -> list[dict]:
+    """The curve so far, without rows past the checkpoint a resumed run starts from."""
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        rows = [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
+    return [r for r in rows if r["agent_steps"] <= steps]
+
+
+def write_curve(path: Path, rows: list[dict], columns: list[str]) -> None:
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+    os.replace(tmp, path)
+
+
+def best_mean(curve: list[dict], key: str) -> float:
+    """The best ``key`` (a mean over 100 episodes) once 100 ended; of fewer before that."""
+    rows = [r for r in curve if r["episodes"] >= 100] or curve
+    return max((r[key] for r in rows if not math.isnan(r[key])), default=math.nan)
