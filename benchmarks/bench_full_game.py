@@ -161,7 +161,8 @@ def write_table(out: Path, page: Path) -> None:
     for path in sorted(out.glob("*/row.json")):
         r = json.loads(path.read_text())
         games = ", ".join(
-            f"{level} {g['wins']}-{g['draws']}-{g['losses']}" for level, g in r["evaluation"].items()
+            f"{level} {g['wins']}-{g['draws']}-{g['losses']}"
+            for level, g in r["evaluation"].items()
         )
         lines.append(
             _cells(

@@ -4,8 +4,9 @@ Each level is a build order and an attack rule, acting on the world once a game 
 keep the workers mining, train SCVs up to a count, build supply depots before supply runs
 out, build barracks and train marines, defend its base, and attack-move its army in waves
 to the enemy's structures once a wave is big enough. A higher level builds more
-workers and barracks and attacks with bigger waves. Everything it decides comes from the
-world and the game's seed, so a seed gives the same game. Unlike the real game's AI it
+workers and barracks and attacks with bigger waves; the game's seed moves the wave size and
+the first attack a little. Everything it decides comes from the world and the game's
+seed, so a seed gives the same game. Unlike the real game's AI it
 sees the whole map. The levels are not yet calibrated against each other: which of two
 wins a game between them still depends on the seats (docs/results/fullgame.md).
 """
@@ -28,6 +29,7 @@ MAP_CENTRE = 32.0
 DEPOT_SITES = [(7.0, dy) for dy in (2.0, 5.0, 8.0, 11.0)] + [(10.0, dy) for dy in (8.0, 11.0)]
 DEFEND_RADIUS = 16.0  # enemies this close to the town hall draw the army home
 RALLY = (12.0, 12.0)  # where the army gathers, from the town hall as the sites are
+WAVE_JITTER, ATTACK_JITTER_S = 2, 60  # a game's plan: wave and first attack, +- these
 BARRACKS_SITES = [(13.5, dy) for dy in (-1.5, 3.5, 8.5)] + [(19.5, dy) for dy in (-1.5, 3.5)]
 
 
@@ -52,10 +54,18 @@ LEVELS = {
 class Bot:
     """One built-in player; ``step(world)`` every game loop."""
 
-    def __init__(self, difficulty: int, owner: Owner, enemy_start: tuple[float, float]):
+    def __init__(self, difficulty: int, owner: Owner, enemy_start: tuple[float, float], rng=None):
         if difficulty not in LEVELS:
             raise ValueError(f"no emulated bot of difficulty {difficulty}")
-        self.level, self.owner, self.enemy_start = LEVELS[difficulty], owner, enemy_start
+        level = LEVELS[difficulty]
+        if rng is not None:  # each game's seed varies the plan a little, as the game's AI does
+            level = dataclasses.replace(
+                level,
+                wave=level.wave + int(rng.integers(-WAVE_JITTER, WAVE_JITTER + 1)),
+                first_attack_s=level.first_attack_s
+                + int(rng.integers(-ATTACK_JITTER_S, ATTACK_JITTER_S + 1)),
+            )
+        self.level, self.owner, self.enemy_start = level, owner, enemy_start
 
     def step(self, world) -> None:
         if world.game_loop % THINK_EVERY:

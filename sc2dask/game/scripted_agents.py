@@ -8,6 +8,8 @@ is not available is dropped.
 
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 
 from .pysc2lib import actions, base_agent, units
@@ -31,6 +33,8 @@ STRUCTURES = {
     BARRACKS,
     REFINERY,
 }
+# Raw units name an order by its raw function's id: the orders that build a structure.
+BUILDING = {RAW.Build_SupplyDepot_pt.id, RAW.Build_Barracks_pt.id, RAW.Build_Refinery_pt.id}
 SCREEN_WIDTH = 24.0  # world units across the screen (pysc2's default camera width)
 
 
@@ -328,15 +332,16 @@ class TerranMacro(base_agent.BaseAgent):
     ``WORKERS``, builds a supply depot before supply runs out and up to ``BARRACKS``
     barracks, trains marines, and once ``WAVE`` marines stand ready attacks: the enemy
     structures it has seen, else the start opposite its own. One action a step, by
-    priority, so it plays through pysc2 exactly as a learning agent does. It defends its
-    base from the enemies it sees there first."""
+    priority, so it plays through pysc2 exactly as a learning agent does. Defending its
+    base from the enemies it sees there comes right after supply."""
 
-    WORKERS, BARRACKS, WAVE = 16, 3, 20
+    WORKERS, BARRACKS, WAVE = 16, 6, 30
 
     def reset(self):
         super().reset()
         self.attacking = False
         self._home = None
+        self._tried: collections.Counter = collections.Counter()  # build orders per site
 
     def step(self, obs):
         super().step(obs)
@@ -355,12 +360,13 @@ class TerranMacro(base_agent.BaseAgent):
         marines = [u for u in mine if u.unit_type == units.Terran.Marine]
         building = {o for u in scvs for o in (u.order_id_0, u.order_id_1)}
         choices = [
-            left < 4 and minerals >= 100 and not _building(building, "SupplyDepot")
+            left < 8 and minerals >= 100 and not _building(building, "SupplyDepot")
             and not any(d.build_progress < 100 for d in depots)
-            and self._build(raw, scvs, hall, RAW.Build_SupplyDepot_pt, len(depots)),
+            and self._build(raw, scvs, hall, RAW.Build_SupplyDepot_pt, 1.0),
+            self._defend(raw, marines),
             depots and len(barracks) < self.BARRACKS and minerals >= 150
             and not _building(building, "Barracks")
-            and self._build(raw, scvs, hall, RAW.Build_Barracks_pt, 3 + len(barracks)),
+            and self._build(raw, scvs, hall, RAW.Build_Barracks_pt, 1.5),
             len(scvs) < self.WORKERS and hall.order_length == 0 and minerals >= 50
             and left >= 1 and RAW.Train_SCV_quick("now", [hall.tag]),
             self._marine(barracks, minerals, left),
@@ -369,16 +375,33 @@ class TerranMacro(base_agent.BaseAgent):
         ]  # fmt: skip
         return next((c for c in choices if c), RAW.no_op())
 
-    def _build(self, raw, scvs, hall, function, index):
-        """Send a mining SCV to build at the ``index``-th site, towards the map's centre."""
-        if not scvs:
-            return None
+    def _build(self, raw, scvs, hall, function, half: float):
+        """Send the mining SCV nearest a free site to build there; sites are tried in
+        rows towards the map's centre, a lane apart, and a site is free when no unit
+        stands on its footprint (``half`` its half width) and the game did not refuse
+        it already (an order there three times over, with nothing built)."""
         toward = 1 if hall.x < 32 else -1
-        ring = 7 + 3 * (index // 4)
-        dy = (-4, 4, -8, 8)[index % 4]
-        site = [int(hall.x + toward * ring), int(hall.y + dy)]
-        scv = min(scvs, key=lambda u: (u.x - site[0]) ** 2 + (u.y - site[1]) ** 2)
-        return function("now", [scv.tag], site)
+        site = next(
+            (
+                (int(hall.x + toward * dx), int(hall.y + dy))
+                for dx in (7, 11, 15, 19)
+                for dy in (-4, 4, -8, 8, 0, -12, 12)
+                if self._tried[(int(hall.x + toward * dx), int(hall.y + dy))] < 3
+                and all(
+                    abs(hall.x + toward * dx - u.x) >= half + u.radius + 0.5
+                    or abs(hall.y + dy - u.y) >= half + u.radius + 0.5
+                    for u in raw
+                    if u.unit_type in STRUCTURES or u.unit_type in MINERAL_FIELDS | {GEYSER}
+                )
+            ),
+            None,
+        )
+        free = [u for u in scvs if u.order_id_0 not in BUILDING]  # builders keep building
+        if not free or site is None:
+            return None
+        scv = min(free, key=lambda u: (u.x - site[0]) ** 2 + (u.y - site[1]) ** 2)
+        self._tried[site] += 1
+        return function("now", [scv.tag], list(site))
 
     def _marine(self, barracks, minerals, left):
         ready = [b for b in barracks if b.build_progress == 100 and b.order_length == 0]
@@ -394,13 +417,23 @@ class TerranMacro(base_agent.BaseAgent):
         field = min(fields, key=lambda f: (f.x - hall.x) ** 2 + (f.y - hall.y) ** 2)
         return RAW.Harvest_Gather_unit("now", [idle[0].tag], field.tag)
 
+    def _defend(self, raw, marines):
+        """Send the idle marines at the enemies nearest home, ahead of the economy."""
+        home = self._home
+        intruders = [
+            u
+            for u in raw
+            if u.alliance == ENEMY and (u.x - home[0]) ** 2 + (u.y - home[1]) ** 2 < 20**2
+        ]
+        idle = [u.tag for u in marines if u.order_length == 0]
+        if not intruders or not idle:
+            return None
+        nearest = min(intruders, key=lambda u: (u.x - home[0]) ** 2 + (u.y - home[1]) ** 2)
+        return RAW.Attack_pt("now", idle, [int(nearest.x), int(nearest.y)])
+
     def _attack(self, raw, marines):
         enemies = [u for u in raw if u.alliance == ENEMY]
-        home = self._home
-        intruders = [u for u in enemies if (u.x - home[0]) ** 2 + (u.y - home[1]) ** 2 < 20**2]
         idle = [u.tag for u in marines if u.order_length == 0]
-        if intruders and idle:  # defend first
-            return RAW.Attack_pt("now", idle, [int(intruders[0].x), int(intruders[0].y)])
         self.attacking = self.attacking or len(marines) >= self.WAVE
         if not self.attacking or not idle:
             return None
@@ -417,5 +450,4 @@ class TerranMacro(base_agent.BaseAgent):
 
 def _building(orders, structure: str) -> bool:
     """Whether one of the SCVs' current orders builds ``structure``."""
-    ability = getattr(actions.RAW_FUNCTIONS, f"Build_{structure}_pt").ability_id
-    return ability in orders
+    return getattr(actions.RAW_FUNCTIONS, f"Build_{structure}_pt").id in orders

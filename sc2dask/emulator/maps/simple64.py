@@ -60,7 +60,9 @@ class Simple64(Scenario):
         for owner in (Owner.AGENT, Owner.HOSTILE):
             self._place_base(world, owner)
             world.players[owner].camera = self.start_location(owner)
-        self.bot = Bot(self.difficulty, Owner.HOSTILE, self.start_location(Owner.AGENT))
+        self.bot = Bot(
+            self.difficulty, Owner.HOSTILE, self.start_location(Owner.AGENT), rng=world.rng
+        )
 
     def _place_base(self, world, owner: Owner) -> None:
         cx, cy = START
