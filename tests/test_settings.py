@@ -100,7 +100,7 @@ def test_a_map_has_its_own_defaults_under_any_setting_a_user_gives(clean_config)
     assert beacon.origins["action_set"] == "default for MoveToBeacon (sc2dask.maps)"
     assert beacon.origins["screen"] == settings.DEFAULT_ORIGIN
     other = settings.load(settings.AgentSettings, map_name="DefeatRoaches")
-    assert other.values.action_set == "combat" and other.values.screen == 32
+    assert other.values.action_set == "attack" and other.values.screen == 32
     assert other.origins["action_set"] == "default for DefeatRoaches (sc2dask.maps)"
     assert settings.load(settings.AgentSettings).values.action_set == "minigames"
     flag = settings.load(
