@@ -6,9 +6,8 @@ out, build barracks and train marines, defend its base, and attack-move its army
 to the enemy's structures once a wave is big enough. A higher level builds more
 workers and barracks and attacks with bigger waves; the game's seed moves the wave size and
 the first attack a little. Everything it decides comes from the world and the game's
-seed, so a seed gives the same game. Unlike the real game's AI it
-sees the whole map. The levels are not yet calibrated against each other: which of two
-wins a game between them still depends on the seats (docs/results/fullgame.md).
+seed, so a seed gives the same game. Unlike the real game's AI it sees the whole map.
+Each level beats the one below from either seat (``benchmarks/bench_melee_bots.py``).
 """
 
 from __future__ import annotations
