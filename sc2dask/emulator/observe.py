@@ -35,7 +35,7 @@ def observe(world, options: sc_pb.InterfaceOptions) -> sc_pb.ResponseObservation
     _ui(obs.ui_data, world, selected)
     visible = None
     if options.raw:
-        visible = [u for u in world.units.values() if world.is_visible(u)]
+        visible = world.visible_units()
         _raw(obs.raw_data, world, options, visible)
     if options.HasField("feature_layer"):
         obs.feature_layer_data.CopyFrom(

@@ -106,7 +106,7 @@ def render_feature_layers(
     ``visible_units`` lets a caller that already filtered by fog share that work.
     """
     if visible_units is None:
-        visible_units = [u for u in world.units.values() if world.is_visible(u)]
+        visible_units = world.visible_units()
     scenario = world.scenario
     playable = tuple(scenario.playable)
     screen = screen_geometry(feature_layer, world.agent.camera)

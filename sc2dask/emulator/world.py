@@ -16,6 +16,9 @@ from .gamedata import LOOPS_PER_SECOND, UnitType
 from .units import Order, Owner, Unit
 
 MAP_SIZE = (64, 64)
+# A unit moves less than this in one loop: a box of the units as a loop began, grown by
+# it, holds every one of them throughout the loop.
+BOX_SLACK = 2.0
 # The map scripts wait 2 "real" seconds after the last marine dies before pausing.
 END_DELAY_LOOPS = 2 * LOOPS_PER_SECOND
 # When a unit stops closing in on its move target this close to it, the move is done.
@@ -83,6 +86,9 @@ class World:
         self.structure_version = 0  # bumped when a structure or resource comes, goes or finishes
         self._structure_cache: dict[str, tuple[int, object]] = {}
         self._rosters: dict[Owner, list[Unit]] = {}  # each player's units as the loop began
+        self._vis_cache: tuple[tuple, np.ndarray] = ((), np.zeros(0))
+        # each roster's bounding box, grown by its largest radius (None: no units)
+        self._roster_boxes: dict[Owner, tuple | None] = {}
         scenario.setup(self)
         self._update_fog()
 
@@ -191,6 +197,7 @@ class World:
                 owner: [u for u in acting if u.owner == owner]
                 for owner in (Owner.AGENT, Owner.HOSTILE)
             }
+            self._roster_boxes = {owner: _box(units) for owner, units in self._rosters.items()}
             for unit in acting:
                 if unit.alive:  # a unit killed earlier in this loop fires no last shot
                     self._act(unit)
@@ -276,6 +283,13 @@ class World:
         """The nearest visible enemy within ``reach`` of the unit's edge."""
         best, best_d = None, math.inf
         opponent = Owner.HOSTILE if unit.owner == Owner.AGENT else Owner.AGENT
+        box = self._roster_boxes.get(opponent)
+        if box is None:
+            return None
+        dx = max(box[0] - unit.x, 0.0, unit.x - box[2])
+        dy = max(box[1] - unit.y, 0.0, unit.y - box[3])
+        if math.hypot(dx, dy) > reach + unit.type.radius + BOX_SLACK:
+            return None  # no enemy anywhere near: skip the search
         for other in self._rosters.get(opponent, ()):
             if not other.alive or other.tag not in self.units:
                 continue
@@ -512,7 +526,14 @@ class World:
 
     def _visible_cells(self) -> np.ndarray:
         """Cells whose centre is within some own unit's sight, each unit drawn in its own
-        box of the grid only."""
+        box of the grid only; once a game loop (the step's fog and its observation)."""
+        # Units move only in a loop; between loops debug commands may add or kill some.
+        key = (self.game_loop, self._next_tag, len(self.units))
+        if self._vis_cache[0] != key:
+            self._vis_cache = (key, self._draw_sight())
+        return self._vis_cache[1]
+
+    def _draw_sight(self) -> np.ndarray:
         height, width = MAP_SIZE[::-1]
         vis = np.zeros((height, width), dtype=bool)
         for u in self.own_units():
@@ -538,6 +559,21 @@ class World:
             for u in self.own_units()
         )
 
+    def visible_units(self) -> list[Unit]:
+        """Every unit the agent sees: ``is_visible`` for all units at once."""
+        units = list(self.units.values())
+        if not self.scenario.fog:
+            return units
+        own = self.own_units()
+        if not own:
+            return [u for u in units if u.owner == Owner.AGENT]
+        eyes = np.array([(u.x, u.y, u.type.sight) for u in own])
+        seen = np.array([(u.x, u.y, u.type.radius) for u in units])
+        reach = eyes[:, None, 2] + seen[None, :, 2]
+        close = np.hypot(eyes[:, None, 0] - seen[None, :, 0], eyes[:, None, 1] - seen[None, :, 1])
+        visible = (close <= reach).any(axis=0)
+        return [u for u, v in zip(units, visible) if v or u.owner == Owner.AGENT]
+
     # --- orders ------------------------------------------------------------------------
 
     def command(
@@ -560,6 +596,19 @@ class World:
                 unit.orders.append(copy)
             else:
                 unit.orders[:] = [copy]
+
+
+def _box(units: list[Unit]) -> tuple[float, float, float, float] | None:
+    """The bounding box of ``units``, grown by the largest radius among them."""
+    if not units:
+        return None
+    r = max(u.type.radius for u in units)
+    return (
+        min(u.x for u in units) - r,
+        min(u.y for u in units) - r,
+        max(u.x for u in units) + r,
+        max(u.y for u in units) + r,
+    )
 
 
 def _segments_enter(ax, ay, bx, by, rects: np.ndarray) -> np.ndarray:
