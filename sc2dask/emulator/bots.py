@@ -2,7 +2,8 @@
 
 Each level is a build order and an attack rule, acting on the world once a game second:
 keep the workers mining, train SCVs up to a count, build supply depots before supply runs
-out, build barracks and train marines, defend its base, and attack-move its army in waves
+out, build barracks and train marines, defend its base (with its workers too when the
+marines at home are fewer than the intruders), and attack-move its army in waves
 to the enemy's structures once a wave is big enough. A higher level builds more
 workers and barracks and attacks with bigger waves; the game's seed moves the wave size and
 the first attack a little. Everything it decides comes from the world and the game's
@@ -154,11 +155,15 @@ class Bot:
         at_home = [u for u in army if not u.orders or u.orders[0].kind == "move"]
         enemies = [u for u in world.units.values() if u.owner not in (self.owner, Owner.NEUTRAL)]
         near = [u for u in enemies if math.dist((u.x, u.y), (hall.x, hall.y)) <= DEFEND_RADIUS]
-        if near and at_home:
+        if near:
             intruder = min(near, key=lambda u: math.dist((u.x, u.y), (hall.x, hall.y)))
             order = Order("attack", gd.ATTACK_ATTACK.ability_id, point=(intruder.x, intruder.y))
-            world.command(at_home, order, owner=self.owner)
-            return
+            defenders = at_home
+            if len(at_home) < len(near):  # outnumbered at home: the workers fight too
+                defenders = at_home + [u for u in own if u.type is gd.SCV and u.harvesting]
+            if defenders:
+                world.command(defenders, order, owner=self.owner)
+                return
         seconds = world.game_loop / gd.LOOPS_PER_SECOND
         if seconds < self.level.first_attack_s or len(at_home) < self.level.wave:
             return
