@@ -16,9 +16,9 @@ from .gamedata import LOOPS_PER_SECOND, UnitType
 from .units import Order, Owner, Unit
 
 MAP_SIZE = (64, 64)
-# A unit moves less than this in one loop: a box of the units as a loop began, grown by
-# it, holds every one of them throughout the loop.
-BOX_SLACK = 2.0
+# Target search looks in a grid of the enemy's units as the loop began: cells of CELL
+# world units. No unit moves CELL_SLACK in one loop, nor is any wider than MAX_RADIUS.
+CELL, CELL_SLACK, MAX_RADIUS = 8.0, 2.0, 3.0
 # The map scripts wait 2 "real" seconds after the last marine dies before pausing.
 END_DELAY_LOOPS = 2 * LOOPS_PER_SECOND
 # When a unit stops closing in on its move target this close to it, the move is done.
@@ -87,8 +87,8 @@ class World:
         self._structure_cache: dict[str, tuple[int, object]] = {}
         self._rosters: dict[Owner, list[Unit]] = {}  # each player's units as the loop began
         self._vis_cache: tuple[tuple, np.ndarray] = ((), np.zeros(0))
-        # each roster's bounding box, grown by its largest radius (None: no units)
-        self._roster_boxes: dict[Owner, tuple | None] = {}
+        # each roster on a grid: cell -> [(index in the roster, unit)]
+        self._roster_cells: dict[Owner, dict[tuple[int, int], list]] = {}
         scenario.setup(self)
         self._update_fog()
 
@@ -197,7 +197,7 @@ class World:
                 owner: [u for u in acting if u.owner == owner]
                 for owner in (Owner.AGENT, Owner.HOSTILE)
             }
-            self._roster_boxes = {owner: _box(units) for owner, units in self._rosters.items()}
+            self._roster_cells = {owner: _cells(units) for owner, units in self._rosters.items()}
             for unit in acting:
                 if unit.alive:  # a unit killed earlier in this loop fires no last shot
                     self._act(unit)
@@ -281,21 +281,24 @@ class World:
 
     def _acquire(self, unit: Unit, reach: float) -> Unit | None:
         """The nearest visible enemy within ``reach`` of the unit's edge."""
-        best, best_d = None, math.inf
         opponent = Owner.HOSTILE if unit.owner == Owner.AGENT else Owner.AGENT
-        box = self._roster_boxes.get(opponent)
-        if box is None:
+        cells = self._roster_cells.get(opponent)
+        if not cells:
             return None
-        dx = max(box[0] - unit.x, 0.0, unit.x - box[2])
-        dy = max(box[1] - unit.y, 0.0, unit.y - box[3])
-        if math.hypot(dx, dy) > reach + unit.type.radius + BOX_SLACK:
-            return None  # no enemy anywhere near: skip the search
-        for other in self._rosters.get(opponent, ()):
-            if not other.alive or other.tag not in self.units:
-                continue
-            d = unit.distance_to(other.x, other.y) - unit.type.radius - other.type.radius
-            if d <= reach and d < best_d:
-                best, best_d = other, d
+        # Only the grid cells a unit in reach can be in, as the loop began (CELL_SLACK).
+        span = reach + unit.type.radius + MAX_RADIUS + CELL_SLACK
+        x0, x1 = int((unit.x - span) // CELL), int((unit.x + span) // CELL)
+        y0, y1 = int((unit.y - span) // CELL), int((unit.y + span) // CELL)
+        best, best_key = None, (math.inf, 0)
+        for i in range(x0, x1 + 1):
+            for j in range(y0, y1 + 1):
+                for order, other in cells.get((i, j), ()):
+                    if not other.alive or other.tag not in self.units:
+                        continue
+                    d = unit.distance_to(other.x, other.y) - unit.type.radius - other.type.radius
+                    # the nearest; of equals, the first in the roster
+                    if d <= reach and (d, order) < best_key:
+                        best, best_key = other, (d, order)
         return best
 
     def _engage(self, unit: Unit, target: Unit, may_move: bool) -> None:
@@ -598,17 +601,12 @@ class World:
                 unit.orders[:] = [copy]
 
 
-def _box(units: list[Unit]) -> tuple[float, float, float, float] | None:
-    """The bounding box of ``units``, grown by the largest radius among them."""
-    if not units:
-        return None
-    r = max(u.type.radius for u in units)
-    return (
-        min(u.x for u in units) - r,
-        min(u.y for u in units) - r,
-        max(u.x for u in units) + r,
-        max(u.y for u in units) + r,
-    )
+def _cells(units: list[Unit]) -> dict[tuple[int, int], list]:
+    """``units`` bucketed by the ``CELL``-sized grid cell of their centre, with their index."""
+    cells: dict[tuple[int, int], list] = {}
+    for order, unit in enumerate(units):
+        cells.setdefault((int(unit.x // CELL), int(unit.y // CELL)), []).append((order, unit))
+    return cells
 
 
 def _segments_enter(ax, ay, bx, by, rects: np.ndarray) -> np.ndarray:
