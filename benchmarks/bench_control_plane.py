@@ -165,7 +165,7 @@ def main() -> None:
                     for mode in args.modes.split(","):
                         for compression in args.compression.split(","):
                             point = measure(
-                                client, mode, compression, hosts, args.envs, args.seconds
+                                client, mode, compression, hosts, args.envs, args.seconds, args.map
                             )
                             results.append(point)
                             print(json.dumps(point), flush=True)

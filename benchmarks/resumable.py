@@ -4,7 +4,7 @@
 command again after a kill (or in the next session) and it resumes from the last
 checkpoint, drops the curve rows past it, and trains only the time left. The curve (one
 row per update, ``columns`` of the run's history) is kept in ``curve.csv`` beside the
-checkpoints, written atomically.
+checkpoints, rewritten atomically as often as checkpoints are made.
 """
 
 from __future__ import annotations
@@ -35,18 +35,23 @@ def train_within(
     left = minutes * 60 - spent
     if left > 5:
         print(f"{label}: {f'resuming at {round(spent)} s' if resume else 'starting'}", flush=True)
-        curve += _segment(client, saved, left, spent, resume, columns, label, settings)
+        curve += _segment(client, folder, curve, left, spent, resume, columns, label, settings)
         write_curve(folder / "curve.csv", curve, columns)
     return curve
 
 
-def _segment(client, saved, seconds, offset, resume, columns, label, settings) -> list[dict]:
-    """Rows of one training segment of at most ``seconds``, their wall time after ``offset``."""
+def _segment(client, folder, before, seconds, offset, resume, columns, label, settings):
+    """Rows of one training segment of at most ``seconds``, their wall time after ``offset``.
+    The curve so far is rewritten as often as checkpoints are made, so that a kill loses
+    no more of it than of the training (a resume drops the rows past its checkpoint)."""
     rows: list[dict] = []
+    saved = folder / "checkpoints"
 
     def record(progress):
         row = progress.history[-1]
         rows.append({k: row.get(k, math.nan) for k in columns} | {"wall_s": offset + row["wall_s"]})
+        if len(rows) % CHECKPOINT_EVERY == 0:
+            write_curve(folder / "curve.csv", before + rows, columns)
         if len(rows) % 200 == 0:
             print(
                 f"{label}: {row['agent_steps']:>9} steps {rows[-1]['wall_s'] / 60:6.1f} min  "

@@ -2,8 +2,8 @@
 
 Each level is a build order and an attack rule, acting on the world once a game second:
 keep the workers mining, train SCVs up to a count, build supply depots before supply runs
-out, build barracks and train marines, defend its base (with its workers too when the
-marines at home are fewer than the intruders), and attack-move its army in waves
+out, build barracks and train marines, defend its base (with its workers too when its
+marines near home are fewer than the intruders), and attack-move its army in waves
 to the enemy's structures once a wave is big enough. A higher level builds more
 workers and barracks and attacks with bigger waves; the game's seed moves the wave size and
 the first attack a little. Everything it decides comes from the world and the game's
@@ -159,7 +159,10 @@ class Bot:
             intruder = min(near, key=lambda u: math.dist((u.x, u.y), (hall.x, hall.y)))
             order = Order("attack", gd.ATTACK_ATTACK.ability_id, point=(intruder.x, intruder.y))
             defenders = at_home
-            if len(at_home) < len(near):  # outnumbered at home: the workers fight too
+            guard = [
+                u for u in army if math.dist((u.x, u.y), (hall.x, hall.y)) <= 2 * DEFEND_RADIUS
+            ]
+            if len(guard) < len(near):  # outnumbered at home: the workers fight too
                 defenders = at_home + [u for u in own if u.type is gd.SCV and u.harvesting]
             if defenders:
                 world.command(defenders, order, owner=self.owner)

@@ -359,21 +359,23 @@ class TerranMacro(base_agent.BaseAgent):
         barracks = [u for u in mine if u.unit_type == BARRACKS]
         marines = [u for u in mine if u.unit_type == units.Terran.Marine]
         building = {o for u in scvs for o in (u.order_id_0, u.order_id_1)}
-        choices = [
-            left < 8 and minerals >= 100 and not _building(building, "SupplyDepot")
+        # By priority; each is tried only if none before it acted (a site is counted as
+        # tried only when its order is sent).
+        choices = (
+            lambda: left < 8 and minerals >= 100 and not _building(building, "SupplyDepot")
             and not any(d.build_progress < 100 for d in depots)
             and self._build(raw, scvs, hall, RAW.Build_SupplyDepot_pt, 1.0),
-            self._defend(raw, marines),
-            depots and len(barracks) < self.BARRACKS and minerals >= 150
+            lambda: self._defend(raw, marines),
+            lambda: depots and len(barracks) < self.BARRACKS and minerals >= 150
             and not _building(building, "Barracks")
             and self._build(raw, scvs, hall, RAW.Build_Barracks_pt, 1.5),
-            len(scvs) < self.WORKERS and hall.order_length == 0 and minerals >= 50
+            lambda: len(scvs) < self.WORKERS and hall.order_length == 0 and minerals >= 50
             and left >= 1 and RAW.Train_SCV_quick("now", [hall.tag]),
-            self._marine(barracks, minerals, left),
-            self._mine(raw, scvs, hall),
-            self._attack(raw, marines),
-        ]  # fmt: skip
-        return next((c for c in choices if c), RAW.no_op())
+            lambda: self._marine(barracks, minerals, left),
+            lambda: self._mine(raw, scvs, hall),
+            lambda: self._attack(raw, marines),
+        )  # fmt: skip
+        return next((action for choice in choices if (action := choice())), RAW.no_op())
 
     def _build(self, raw, scvs, hall, function, half: float):
         """Send the mining SCV nearest a free site to build there; sites are tried in
