@@ -9,9 +9,10 @@ gradients of the real network's size, but play no game and import no TensorFlow;
 them live in one worker process (one Dask worker each, many to the process), so that
 hundreds fit this machine. Three processes, measured apart: the client (this one), the
 scheduler, and the workers. For each point: updates/s, agent steps/s, the client's CPU
-per update and in cores, the scheduler's and the workers' cores, the time from a host's
-send to its gradient applied (p50, p99; in sync the mean over the gradients averaged),
-and bytes each way per update. Figures, not a test: run it with nothing else busy.
+per update and in cores, the scheduler's and the workers' cores (all between the first
+and the last update measured), the time from a host's send to the update that took its
+gradient (p50, p99; in sync the mean over the gradients averaged; in async an update's
+gradient, so gradients dropped as too stale are not in it), and bytes each way per update. Figures, not a test: run it with nothing else busy.
 """
 
 from __future__ import annotations
@@ -54,13 +55,14 @@ def serve_workers(address: str, n: int, envs: int) -> None:
 
 def measure(client, mode, compression, hosts: int, envs: int, seconds: float, map_name: str):
     """One point: train for ``seconds`` after the first update, with ``hosts`` hosts."""
-    rows: list[tuple] = []  # (monotonic, client CPU s, history row, wall clock)
+    rows: list[tuple] = []  # (monotonic, client CPU s, row, wall clock, others' CPU s)
     me = psutil.Process()
 
     def record(progress):
         row = progress.history[-1]
         cpu = me.cpu_times()
-        rows.append((time.monotonic(), cpu.user + cpu.system, row, time.time()))
+        others = {name: process_cpu(pid) for name, pid in PROCESSES.items()}
+        rows.append((time.monotonic(), cpu.user + cpu.system, row, time.time(), others))
 
     run = sc2dask.train(
         client=client,
@@ -74,7 +76,6 @@ def measure(client, mode, compression, hosts: int, envs: int, seconds: float, ma
     while not rows and run.running:
         time.sleep(0.2)
     started = time.monotonic()
-    others = {name: process_cpu(pid) for name, pid in PROCESSES.items()}
     stopper = threading.Timer(seconds, run.stop)
     stopper.start()
     run.wait()
@@ -82,11 +83,11 @@ def measure(client, mode, compression, hosts: int, envs: int, seconds: float, ma
     window = [r for r in rows if r[0] >= started]
     if len(window) < 2:
         return {"hosts": hosts, "mode": mode, "compression": compression, "updates": 0}
-    (t0, c0, r0, _), (t1, c1, r1, _) = window[0], window[-1]
+    (t0, c0, r0, _, o0), (t1, c1, r1, _, o1) = window[0], window[-1]
     wall = t1 - t0
     updates = r1["update"] - r0["update"]
-    latency = [now - row["sent_at"] for _, _, row, now in window if "sent_at" in row]
-    cores = {name: (process_cpu(pid) - others[name]) / wall for name, pid in PROCESSES.items()}
+    latency = [now - row["sent_at"] for _, _, row, now, _ in window if "sent_at" in row]
+    cores = {name: (o1[name] - o0[name]) / wall for name in PROCESSES}
     return {
         "hosts": hosts,
         "map": map_name,

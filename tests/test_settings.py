@@ -113,7 +113,9 @@ def test_a_map_has_its_own_defaults_under_any_setting_a_user_gives(clean_config)
     assert env.origins["action_set"].startswith("environment variable")
 
 
-def test_a_melee_map_trains_on_the_outcome_and_the_score_unless_told_otherwise(clean_config):
+def test_a_melee_map_trains_on_the_outcome_and_the_score_unless_told_otherwise(
+    clean_config, sc2path
+):
     from sc2dask.training.run_settings import resolve_run
 
     melee = {"map": "Simple64", "opponent": "bot:terran:very_easy"}

@@ -49,11 +49,11 @@ ACTION_SETS: dict[str, tuple[str, ...] | None] = {
         "Train_Marine_quick",
         "Rally_Workers_screen",
     ),
-    # Combat on one screen (DefeatRoaches, DefeatZerglingsAndBanelings): select all, a few
-    # or one marine, and attack or move them; splitting the army is the whole game.
     # One army fighting as one (DefeatRoaches, DefeatZerglingsAndBanelings): select it
     # all, attack a unit or a place; nothing to split, queue or walk away with.
     "attack": ("no_op", "select_army", "Attack_screen"),
+    # Combat on one screen with micro: select all, a few or one marine, and attack or
+    # move them; splitting the army is the whole game.
     "combat": (
         "no_op",
         "select_army",

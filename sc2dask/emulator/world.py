@@ -19,6 +19,7 @@ MAP_SIZE = (64, 64)
 # Target search looks in a grid of the enemy's units as the loop began: cells of CELL
 # world units. No unit moves CELL_SLACK in one loop, nor is any wider than MAX_RADIUS.
 CELL, CELL_SLACK, MAX_RADIUS = 8.0, 2.0, 3.0
+FOG_EVERY = 4  # loops between updates of the explored grid within a step
 # The map scripts wait 2 "real" seconds after the last marine dies before pausing.
 END_DELAY_LOOPS = 2 * LOOPS_PER_SECOND
 # When a unit stops closing in on its move target this close to it, the move is done.
@@ -183,11 +184,14 @@ class World:
 
     def step(self, loops: int) -> None:
         """Advance ``loops`` game loops, stopping early if the episode ends. The explored
-        grid grows once per step, not per loop: no unit outruns its sight in a step."""
-        for _ in range(loops):
+        grid grows every ``FOG_EVERY`` loops and at the end, not every loop: in that time
+        a unit moves about one cell, so only slivers at the edge of its sight go unseen."""
+        for i in range(loops):
             if self.ended:
                 break
             self._tick()
+            if (i + 1) % FOG_EVERY == 0:
+                self._update_fog()
         self._update_fog()
 
     def _tick(self) -> None:
