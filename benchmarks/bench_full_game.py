@@ -24,6 +24,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pages
 from distributed import Client
 from resumable import best_mean, train_within
 
@@ -157,7 +158,7 @@ def write_table(out: Path, page: Path) -> None:
         "opponent", "win rate (last 100)", "best", "score (last 100)", "games", "agent steps",
         "wall", "evaluation: W-D-L by bot", "envs, cores, mode", "commit", "curve",
     ]  # fmt: skip
-    lines = [_cells(header), _cells(["---"] * len(header))]
+    lines = [pages.row(header), pages.row(["---"] * len(header))]
     for path in sorted(out.glob("*/row.json")):
         r = json.loads(path.read_text())
         games = ", ".join(
@@ -165,7 +166,7 @@ def write_table(out: Path, page: Path) -> None:
             for level, g in r["evaluation"].items()
         )
         lines.append(
-            _cells(
+            pages.row(
                 [
                     r["opponent"],
                     f"**{r['final_win_rate_last_100']}**",
@@ -181,13 +182,7 @@ def write_table(out: Path, page: Path) -> None:
                 ]
             )
         )
-    text = page.read_text()
-    start, end = text.index(TABLE_START) + len(TABLE_START), text.index(TABLE_END)
-    page.write_text(text[:start] + "\n" + "\n".join(lines) + "\n" + text[end:])
-
-
-def _cells(cells: list[str]) -> str:
-    return "| " + " | ".join(cells) + " |"
+    pages.put_between(page, TABLE_START, TABLE_END, lines)
 
 
 if __name__ == "__main__":

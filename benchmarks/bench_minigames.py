@@ -23,6 +23,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pages
 import yaml
 from distributed import Client
 from resumable import best_mean, train_within
@@ -183,12 +184,12 @@ def write_table(out: Path, page: Path) -> None:
         "wall", "envs, cores, mode", "agent", "commit", "random", "FullyConv", "Relational",
         "GrandMaster", "Reaver A2C", "curve, clip",
     ]  # fmt: skip
-    lines = [_cells(header), _cells(["---"] * len(header))]
+    lines = [pages.row(header), pages.row(["---"] * len(header))]
     for name in SCENARIOS:
         anchors = [f"{v:,}" if isinstance(v, int) else str(v) for v in ANCHORS[name]]
         path = out / name / "row.json"
         if not path.exists():
-            lines.append(_cells([name, "not trained yet", *[""] * 7, *anchors, ""]))
+            lines.append(pages.row([name, "not trained yet", *[""] * 7, *anchors, ""]))
             continue
         r = json.loads(path.read_text())
         img = f"img/minigames/{name}"
@@ -205,14 +206,8 @@ def write_table(out: Path, page: Path) -> None:
             *anchors,
             f"[curve]({img}.png), [clip]({img}.gif)",
         ]
-        lines.append(_cells(cells))
-    text = page.read_text()
-    start, end = text.index(TABLE_START) + len(TABLE_START), text.index(TABLE_END)
-    page.write_text(text[:start] + "\n" + "\n".join(lines) + "\n" + text[end:])
-
-
-def _cells(cells: list[str]) -> str:
-    return "| " + " | ".join(cells) + " |"
+        lines.append(pages.row(cells))
+    pages.put_between(page, TABLE_START, TABLE_END, lines)
 
 
 if __name__ == "__main__":
