@@ -507,7 +507,12 @@ def _config_origin(section: str, key: str, current: Mapping[str, Any]) -> str:
         if name in from_env and from_env[name] == value:
             return f"environment variable DASK_SC2DASK__{section.upper()}__{key.upper()}"
     default = DEFAULTS["sc2dask"][section].get(key.replace("_", "-"))
-    if key in current and value != default:
+    # A user's dask config file may give the package default's value: still the user's,
+    # and it must win over a map's own default (dask.config.set of it cannot be told).
+    files = dask.config.collect(paths=dask.config.paths, env={})
+    from_files = files.get("sc2dask", {}).get(section, {}) or {}
+    in_files = any(name in from_files for name in (key, key.replace("_", "-")))
+    if key in current and (value != default or in_files):
         return "dask config (~/.config/dask, $DASK_CONFIG or dask.config.set)"
     return DEFAULT_ORIGIN
 

@@ -126,6 +126,19 @@ def test_a_melee_map_trains_on_the_outcome_and_the_score_unless_told_otherwise(
     assert resolve_run(melee).env_config.reward == "outcome"
 
 
+def test_a_dask_config_file_wins_over_a_maps_default_even_with_the_packages_value(
+    clean_config, sc2path, tmp_path
+):
+    from sc2dask.training.run_settings import resolve_run
+
+    (tmp_path / "mine.yaml").write_text("sc2dask:\n  train:\n    reward: score\n")
+    paths = [*dask.config.paths, str(tmp_path)]  # as $DASK_CONFIG adds a folder
+    clean_config.setattr(dask.config, "paths", paths)
+    dask.config.refresh(paths=paths)
+    run = resolve_run({"map": "Simple64", "opponent": "bot:terran:very_easy"})
+    assert run.env_config.reward == "score"
+
+
 def test_unknown_keys_suggest_the_close_one(clean_config):
     with pytest.raises(ConfigError, match="Did you mean 'max-steps'"):
         settings.load(settings.TrainSettings, {"max_step": 10})

@@ -302,7 +302,7 @@ def show_config(args: argparse.Namespace) -> int:
     shown = {}
     map_name = args.map or settings.load(settings.TrainSettings).values.map  # with its defaults
     for name, cls in settings.SECTIONS.items():
-        loaded = settings.load(cls, map_name=map_name if name == "agent" else None)
+        loaded = settings.load(cls, map_name=map_name if name in ("agent", "train") else None)
         shown[name] = {
             field: {"value": getattr(loaded.values, field), "from": origin}
             for field, origin in loaded.origins.items()
