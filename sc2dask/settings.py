@@ -409,6 +409,9 @@ def load(
         for key, value in (dask.config.get(f"sc2dask.{name}", default={}) or {}).items()
     }
     per_map = map_defaults(map_name, name)
+    # The keys a user's dask config files set (read once per load, not once per key).
+    files = dask.config.collect(paths=dask.config.paths, env={})
+    in_files = {k.replace("-", "_") for k in files.get("sc2dask", {}).get(name, {}) or {}}
     for key in current:
         _check_known(name, key, fields)
     given = {}
@@ -423,7 +426,8 @@ def load(
         if key in given:
             value, where = given[key], origin
         else:
-            value, where = current.get(key, field.default), _config_origin(name, key, current)
+            value = current.get(key, field.default)
+            where = _config_origin(name, key, current, in_files)
             if where == DEFAULT_ORIGIN and key in per_map:
                 value, where = per_map[key], MAP_DEFAULT_ORIGIN.format(map=map_name)
         values[key] = _checked(
@@ -498,7 +502,7 @@ def map_defaults(map_name: str | None, section: str) -> dict[str, Any]:
     return {k.replace("-", "_"): v for k, v in values.items()}
 
 
-def _config_origin(section: str, key: str, current: Mapping[str, Any]) -> str:
+def _config_origin(section: str, key: str, current: Mapping[str, Any], in_files: set[str]) -> str:
     value = current.get(key)
     if key in _FILES[section] and _FILES[section][key][0] == value:
         return _FILES[section][key][1]
@@ -509,10 +513,7 @@ def _config_origin(section: str, key: str, current: Mapping[str, Any]) -> str:
     default = DEFAULTS["sc2dask"][section].get(key.replace("_", "-"))
     # A user's dask config file may give the package default's value: still the user's,
     # and it must win over a map's own default (dask.config.set of it cannot be told).
-    files = dask.config.collect(paths=dask.config.paths, env={})
-    from_files = files.get("sc2dask", {}).get(section, {}) or {}
-    in_files = any(name in from_files for name in (key, key.replace("_", "-")))
-    if key in current and (value != default or in_files):
+    if key in current and (value != default or key in in_files):
         return "dask config (~/.config/dask, $DASK_CONFIG or dask.config.set)"
     return DEFAULT_ORIGIN
 
