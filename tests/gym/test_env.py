@@ -101,7 +101,10 @@ def test_action_index_and_function_call_are_inverses(sc2path):
 @pytest.mark.parametrize(
     "kwargs, fix",
     [
-        ({"action_set": "nope"}, "choose one of move, minigames, attack, combat, explore, economy, all"),
+        (
+            {"action_set": "nope"},
+            "choose one of move, minigames, attack, combat, explore, economy, all",
+        ),
         ({"screen_layers": ["nope"]}, "pysc2 has height_map"),
         ({"screen": 0}, "must be >= 1"),
         ({"step_mul": "fast"}, "must be a whole number"),
