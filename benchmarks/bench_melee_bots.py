@@ -25,9 +25,11 @@ from sc2dask.emulator.units import Owner
 from sc2dask.emulator.world import World
 from sc2dask.game import make_env
 from sc2dask.game.pysc2lib import features, random_agent, sc2_env
-from sc2dask.game.scripted_agents import TerranMacro
+from sc2dask.game.scripted_agents import RandomMacro, TerranMacro
 
-AGENTS = {"random": random_agent.RandomAgent, "macro": TerranMacro}
+# random: pysc2's RandomAgent over every features function; random_macro: uniform over the
+# macros available (the untrained policy of the macro action set); macro: TerranMacro.
+AGENTS = {"random": random_agent.RandomAgent, "random_macro": RandomMacro, "macro": TerranMacro}
 LOOPS_PER_MINUTE = 16 * 60
 
 
@@ -41,7 +43,7 @@ def play(agent_name: str, difficulty: str, seed: int) -> tuple[int, float, dict]
     aif = features.AgentInterfaceFormat(
         feature_dimensions=features.Dimensions(screen=64, minimap=64),
         use_raw_units=True,
-        use_raw_actions=agent_name == "macro",
+        use_raw_actions=agent_name != "random",
     )
     # score_index -1: the reward is the outcome, +1, 0 or -1 at the last step
     with make_env(
@@ -96,7 +98,7 @@ def main() -> None:
                 "game_minutes": minutes,
             }
             print(
-                f"{agent_name:>6} vs {difficulty:<9}: {wins}-{draws}-{len(games) - wins - draws} "
+                f"{agent_name:>12} vs {difficulty:<9}: {wins}-{draws}-{len(games) - wins - draws} "
                 f"(W-D-L), win rate {wins / len(games):.0%}; game minutes {minutes}",
                 flush=True,
             )

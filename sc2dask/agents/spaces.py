@@ -2,7 +2,8 @@
 
 ``ObservationEncoder`` turns a pysc2 ``TimeStep.observation`` into a few small numpy
 arrays (the keys of ``Trajectory.observations``); ``ActionSet`` names the pysc2
-functions a policy may choose and turns sampled head indices into ``FunctionCall``s.
+functions (or the macros) a policy may choose and turns sampled head indices into
+``FunctionCall``s (or ``MacroCall``s).
 Neither imports TensorFlow, so env hosts can encode and decode without it.
 """
 
@@ -14,6 +15,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..errors import ConfigError
+from ..game import macros
 from ..game.pysc2lib import actions, features
 
 # Reduced function sets, by pysc2 function name. A small set leaves the policy fewer
@@ -101,6 +103,12 @@ ACTION_SETS["melee"] = (
     "Attack_minimap",
 )
 
+# Sets of macro actions (sc2dask/game/macros.py), not pysc2 functions: each choice is a
+# whole intention (build barracks, train a marine, attack) that the env turns into a raw
+# action. A melee game's economy and army in a few choices; no arguments to choose.
+MACRO_SETS = {"macro": macros.MACROS}
+ACTION_SETS.update(MACRO_SETS)
+
 # Arguments a set does not let the policy choose: calls get option 0 (queued: act now,
 # not after the current orders; select_add: replace the selection). A random policy
 # that queues half its moves sends its marines along long chains of old targets, which
@@ -141,7 +149,9 @@ class ObservationEncoder:
     """
 
     def __init__(self, obs_spec: Mapping[str, tuple], config):
-        for key in ("feature_screen", "feature_minimap", "player", "available_actions"):
+        # A set of macros reads the raw units for its mask; pysc2's functions, the game's.
+        mask_from = "raw_units" if uses_macros(config.action_set) else "available_actions"
+        for key in ("feature_screen", "feature_minimap", "player"):
             if key not in obs_spec:
                 raise ConfigError(
                     f"The observation spec has no {key!r}; create the env with feature "
@@ -172,6 +182,13 @@ class ObservationEncoder:
                 f"Action set {config.action_set!r} has minimap arguments, so "
                 f"minimap-layers cannot be empty; name at least one layer "
                 f"(e.g. player_relative)."
+            )
+        if mask_from not in obs_spec:
+            raise ConfigError(
+                f"The observation spec has no {mask_from!r}, which action set "
+                f"{config.action_set!r} needs; create the env from the same config "
+                f"(sc2dask.agents.spaces.agent_interface_format, or EnvConfig with "
+                f"macro_actions={uses_macros(config.action_set)})."
             )
         self._screen_index = [
             features.SCREEN_FEATURES._fields.index(layer.name) for layer in self.screen_layers
@@ -205,7 +222,11 @@ class ObservationEncoder:
                 spec["screen"].dtype
             ),
             "player": np.log1p(np.maximum(np.asarray(observation["player"], np.float32), 0)),
-            "available": self._available(observation["available_actions"]),
+            "available": (
+                macros.available(observation)
+                if self.action_set.macros
+                else self._available(observation["available_actions"])
+            ),
         }
         if "minimap" in spec:
             encoded["minimap"] = np.asarray(observation["feature_minimap"])[
@@ -241,6 +262,7 @@ class ActionSet:
     uses: np.ndarray  # [n_functions, n_argument_heads] bool: function i takes argument j
     screen_size: tuple[int, int]  # (x, y), as pysc2's action dimensions
     minimap_size: tuple[int, int]
+    macros: bool = False  # the choices are macros (MACRO_SETS), indexed 0..n-1
 
     @classmethod
     def create(
@@ -249,6 +271,17 @@ class ActionSet:
         if name not in ACTION_SETS:
             raise ConfigError(
                 f"Unknown action set {name!r}; choose one of {', '.join(ACTION_SETS)}."
+            )
+        if name in MACRO_SETS:
+            n = len(MACRO_SETS[name])
+            return cls(
+                name,
+                np.arange(n, dtype=np.int32),
+                {"function": n},
+                np.zeros((n, 0), bool),
+                tuple(screen_size),
+                tuple(minimap_size),
+                macros=True,
             )
         names = ACTION_SETS[name]
         functions = (
@@ -279,8 +312,11 @@ class ActionSet:
     def argument_heads(self) -> list[str]:
         return [h for h in self.heads if h != "function"]
 
-    def function_call(self, heads: Mapping[str, int]) -> actions.FunctionCall:
-        """The pysc2 call for one env's sampled head indices (unused heads ignored)."""
+    def function_call(self, heads: Mapping[str, int]) -> actions.FunctionCall | macros.MacroCall:
+        """The pysc2 call for one env's sampled head indices (unused heads ignored); for a
+        set of macros, the ``MacroCall`` a ``MacroEnv`` plays."""
+        if self.macros:
+            return macros.MacroCall(int(heads["function"]))
         function = actions.FUNCTIONS[int(self.function_ids[int(heads["function"])])]
         arguments = []
         for arg in function.args:
@@ -306,12 +342,22 @@ class ActionSet:
 
 
 def agent_interface_format(config) -> features.AgentInterfaceFormat:
-    """The pysc2 interface an env must offer this agent: its screen and minimap sizes."""
+    """The pysc2 interface an env must offer this agent: its screen and minimap sizes, and
+    the raw units and actions a set of macros plays with."""
+    raw = uses_macros(config.action_set)
     return features.AgentInterfaceFormat(
         feature_dimensions=features.Dimensions(
             screen=_xy(config.screen), minimap=_xy(config.minimap)
-        )
+        ),
+        use_raw_units=raw,
+        use_raw_actions=raw,
     )
+
+
+def uses_macros(action_set: str) -> bool:
+    """Whether an env for this action set must take macro actions (``EnvConfig``'s
+    ``macro_actions``)."""
+    return action_set in MACRO_SETS
 
 
 def _layer_specs(layer_set, names: Sequence[str]) -> tuple[LayerSpec, ...]:

@@ -243,7 +243,9 @@ def evaluate_agent(args: argparse.Namespace) -> int:
             {
                 k: v
                 for k, v in trained.items()
-                if loaded.origins[_EVALUATE_FIELD.get(k, k)] == settings.DEFAULT_ORIGIN
+                # the actions it plays are its own: no setting chooses them
+                if k == "macro_actions"
+                or loaded.origins[_EVALUATE_FIELD.get(k, k)] == settings.DEFAULT_ORIGIN
             }
         )
     else:

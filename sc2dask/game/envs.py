@@ -10,6 +10,7 @@ from ..emulator.maps import EMULATED_MAPS
 from ..errors import UnknownMapError
 from .attach import attach_env
 from .install import GameInstall, find_game
+from .macros import MacroEnv
 from .players import check_emulated_races, check_players, map_players, pysc2_players
 from .pysc2lib import features, protocol, remote_controller, sc2_env
 from .scored_env import ScoredEnv
@@ -29,18 +30,21 @@ class EnvConfig:
     opponent: str | None = None  # bot:RACE:DIFFICULTY on a map for two (game/players.py)
     reward: str = "score"  # score | outcome | both (game/scored_env.py)
     score_scale: float = 0.001
+    macro_actions: bool = False  # the agent sends MacroCalls (game/macros.py): raw actions
 
     def make(
         self, seed: int | None = None, endpoint: str | None = None, first: bool = True
     ) -> ScoredEnv:
         """A pysc2 ``SC2Env`` on the game this machine has (real or emulated), or on the
         running game at ``endpoint`` (HOST:PORT; ``first``: see ``attach_env``), paying
-        ``reward`` and keeping each episode's score and outcome (``ScoredEnv``)."""
+        ``reward`` and keeping each episode's score and outcome (``ScoredEnv``); with
+        ``macro_actions``, one that takes macro actions (``MacroEnv``)."""
+        raw = self.raw or self.macro_actions
         aif = features.AgentInterfaceFormat(
             feature_dimensions=features.Dimensions(screen=self.screen, minimap=self.minimap),
             use_feature_units=self.feature_units,
-            use_raw_units=self.raw,
-            use_raw_actions=self.raw,
+            use_raw_units=raw,
+            use_raw_actions=raw,
         )
         two_players = self.opponent is not None
         env = make_env(
@@ -54,6 +58,8 @@ class EnvConfig:
             # A game for two pays its outcome, so that ScoredEnv knows it.
             **({"score_index": -1} if two_players else {}),
         )
+        if self.macro_actions:
+            env = MacroEnv(env)
         return ScoredEnv(env, two_players, self.reward, self.score_scale)
 
     def check(self, attached: bool = False) -> None:

@@ -27,7 +27,10 @@ class ScoredEnv(base_env_wrapper.BaseEnvWrapper):
     @property
     def game_pid(self) -> int | None:
         """The pid of the game this env launched (None for an attached one)."""
-        procs = getattr(self._env, "_sc2_procs", None) or []  # pysc2 has no public accessor
+        env = self._env
+        while isinstance(env, base_env_wrapper.BaseEnvWrapper):  # e.g. a MacroEnv
+            env = env._env
+        procs = getattr(env, "_sc2_procs", None) or []  # pysc2 has no public accessor
         return procs[0].pid if procs else None
 
     def reset(self, *args, **kwargs):

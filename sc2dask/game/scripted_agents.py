@@ -8,10 +8,9 @@ is not available is dropped.
 
 from __future__ import annotations
 
-import collections
-
 import numpy as np
 
+from . import macros
 from .pysc2lib import actions, base_agent, units
 
 FUNCTIONS = actions.FUNCTIONS
@@ -23,18 +22,6 @@ SUPPLY_DEPOT, BARRACKS, REFINERY = (
     units.Terran.Refinery,
 )
 MINERAL_FIELD, GEYSER = units.Neutral.MineralField, units.Neutral.VespeneGeyser
-SELF, ENEMY = 1, 4  # raw units' alliance (features.PlayerRelative)
-MINERAL_FIELDS = {MINERAL_FIELD, units.Neutral.MineralField750}
-STRUCTURES = {
-    COMMAND_CENTER,
-    units.Terran.CommandCenterFlying,
-    SUPPLY_DEPOT,
-    units.Terran.SupplyDepotLowered,
-    BARRACKS,
-    REFINERY,
-}
-# Raw units name an order by its raw function's id: the orders that build a structure.
-BUILDING = {RAW.Build_SupplyDepot_pt.id, RAW.Build_Barracks_pt.id, RAW.Build_Refinery_pt.id}
 SCREEN_WIDTH = 24.0  # world units across the screen (pysc2's default camera width)
 
 
@@ -327,129 +314,56 @@ class BuildMarines(_EconomyAgent):
 
 
 class TerranMacro(base_agent.BaseAgent):
-    """A scripted Terran for a melee map, on raw units and raw actions (the env needs
-    ``use_raw_units`` and ``use_raw_actions``): it keeps its SCVs mining, trains SCVs to
-    ``WORKERS``, builds a supply depot before supply runs out and up to ``BARRACKS``
-    barracks, trains marines, and once ``WAVE`` marines stand ready attacks: the enemy
-    structures it has seen, else the start opposite its own. One action a step, by
-    priority, so it plays through pysc2 exactly as a learning agent does. Defending its
-    base from the enemies it sees there comes right after supply."""
+    """A scripted Terran for a melee map: the macro actions of ``macros.py`` (the env needs
+    ``use_raw_units`` and ``use_raw_actions``) picked by a fixed priority. It builds a
+    supply depot before supply runs out, defends its base from the enemies it sees there,
+    builds up to ``BARRACKS`` barracks, trains SCVs to ``WORKERS`` and marines always,
+    keeps its SCVs mining, and once ``WAVE`` marines stand ready attacks with every idle
+    one. One action a step, so it plays through pysc2 exactly as a learning agent does."""
 
     WORKERS, BARRACKS, WAVE = 16, 6, 30
 
     def reset(self):
         super().reset()
         self.attacking = False
-        self._home = None
-        self._tried: collections.Counter = collections.Counter()  # build orders per site
+        self.macros = macros.TerranMacros()
 
     def step(self, obs):
         super().step(obs)
-        raw = obs.observation.raw_units
-        mine = [u for u in raw if u.alliance == SELF]
-        player = obs.observation.player
-        minerals, left = player.minerals, player.food_cap - player.food_used
-        halls = [u for u in mine if u.unit_type == COMMAND_CENTER and u.build_progress == 100]
-        if not halls:
-            return RAW.no_op()
-        hall = halls[0]
-        self._home = self._home or (float(hall.x), float(hall.y))
-        scvs = [u for u in mine if u.unit_type == SCV]
-        depots = [u for u in mine if u.unit_type == SUPPLY_DEPOT]
-        barracks = [u for u in mine if u.unit_type == BARRACKS]
-        marines = [u for u in mine if u.unit_type == units.Terran.Marine]
-        building = {o for u in scvs for o in (u.order_id_0, u.order_id_1)}
-        # By priority; each is tried only if none before it acted (a site is counted as
-        # tried only when its order is sent).
-        choices = (
-            lambda: left < 8 and minerals >= 100 and not _building(building, "SupplyDepot")
-            and not any(d.build_progress < 100 for d in depots)
-            and self._build(raw, scvs, hall, RAW.Build_SupplyDepot_pt, 1.0),
-            lambda: self._defend(raw, marines),
-            lambda: depots and len(barracks) < self.BARRACKS and minerals >= 150
-            and not _building(building, "Barracks")
-            and self._build(raw, scvs, hall, RAW.Build_Barracks_pt, 1.5),
-            lambda: len(scvs) < self.WORKERS and hall.order_length == 0 and minerals >= 50
-            and left >= 1 and RAW.Train_SCV_quick("now", [hall.tag]),
-            lambda: self._marine(barracks, minerals, left),
-            lambda: self._mine(raw, scvs, hall),
-            lambda: self._attack(raw, marines),
-        )  # fmt: skip
-        return next((action for choice in choices if (action := choice())), RAW.no_op())
-
-    def _build(self, raw, scvs, hall, function, half: float):
-        """Send the mining SCV nearest a free site to build there; sites are tried in
-        rows towards the map's centre, a lane apart, and a site is free when no unit
-        stands on its footprint (``half`` its half width) and the game did not refuse
-        it already (an order there three times over, with nothing built)."""
-        toward = 1 if hall.x < 32 else -1
-        site = next(
-            (
-                (int(hall.x + toward * dx), int(hall.y + dy))
-                for dx in (7, 11, 15, 19)
-                for dy in (-4, 4, -8, 8, 0, -12, 12)
-                if self._tried[(int(hall.x + toward * dx), int(hall.y + dy))] < 3
-                and all(
-                    abs(hall.x + toward * dx - u.x) >= half + u.radius + 0.5
-                    or abs(hall.y + dy - u.y) >= half + u.radius + 0.5
-                    for u in raw
-                    if u.unit_type in STRUCTURES or u.unit_type in MINERAL_FIELDS | {GEYSER}
-                )
-            ),
-            None,
-        )
-        free = [u for u in scvs if u.order_id_0 not in BUILDING]  # builders keep building
-        if not free or site is None:
-            return None
-        scv = min(free, key=lambda u: (u.x - site[0]) ** 2 + (u.y - site[1]) ** 2)
-        self._tried[site] += 1
-        return function("now", [scv.tag], list(site))
-
-    def _marine(self, barracks, minerals, left):
-        ready = [b for b in barracks if b.build_progress == 100 and b.order_length == 0]
-        if ready and minerals >= 50 and left >= 1:
-            return RAW.Train_Marine_quick("now", [ready[0].tag])
-        return None
-
-    def _mine(self, raw, scvs, hall):
-        idle = [u for u in scvs if u.order_length == 0]
-        fields = [u for u in raw if u.unit_type in MINERAL_FIELDS]
-        if not idle or not fields:
-            return None
-        field = min(fields, key=lambda f: (f.x - hall.x) ** 2 + (f.y - hall.y) ** 2)
-        return RAW.Harvest_Gather_unit("now", [idle[0].tag], field.tag)
-
-    def _defend(self, raw, marines):
-        """Send the idle marines at the enemies nearest home, ahead of the economy."""
-        home = self._home
-        intruders = [
-            u
-            for u in raw
-            if u.alliance == ENEMY and (u.x - home[0]) ** 2 + (u.y - home[1]) ** 2 < 20**2
-        ]
-        idle = [u.tag for u in marines if u.order_length == 0]
-        if not intruders or not idle:
-            return None
-        nearest = min(intruders, key=lambda u: (u.x - home[0]) ** 2 + (u.y - home[1]) ** 2)
-        return RAW.Attack_pt("now", idle, [int(nearest.x), int(nearest.y)])
-
-    def _attack(self, raw, marines):
-        enemies = [u for u in raw if u.alliance == ENEMY]
-        idle = [u.tag for u in marines if u.order_length == 0]
-        self.attacking = self.attacking or len(marines) >= self.WAVE
-        if not self.attacking or not idle:
-            return None
-        targets = [u for u in enemies if u.unit_type in STRUCTURES] or enemies
-        if targets:
-            target = min(
-                targets, key=lambda u: (u.x - marines[0].x) ** 2 + (u.y - marines[0].y) ** 2
-            )
-            point = [int(target.x), int(target.y)]
-        else:  # the start opposite this one, on a map made for two
-            point = [int(64 - self._home[0]), int(64 - self._home[1])]
-        return RAW.Attack_pt("now", idle, point)
+        observation = obs.observation
+        board = macros.Board.read(observation)
+        can = dict(zip(macros.MACROS, macros.available(observation)))
+        self.attacking = self.attacking or len(board.marines) >= self.WAVE
+        wanted = {
+            "build_supply_depot": board.supply_left < 8,
+            "defend": any(u.order_length == 0 for u in board.marines),
+            "build_barracks": len(board.barracks) < self.BARRACKS,
+            "train_scv": len(board.scvs) < self.WORKERS,
+            "train_marine": True,
+            "gather": True,
+            "attack": self.attacking and any(u.order_length == 0 for u in board.marines),
+        }
+        for name, want in wanted.items():  # by priority
+            if want and can[name]:
+                action = self.macros.call(macros.MACROS.index(name), observation)
+                if action.function != RAW.no_op.id:
+                    return action
+        return RAW.no_op()
 
 
-def _building(orders, structure: str) -> bool:
-    """Whether one of the SCVs' current orders builds ``structure``."""
-    return getattr(actions.RAW_FUNCTIONS, f"Build_{structure}_pt").id in orders
+class RandomMacro(base_agent.BaseAgent):
+    """Uniform random play over the macros available each step: the untrained policy of
+    the ``macro`` action set, the baseline a learning agent must beat."""
+
+    def __init__(self, seed: int = 0):
+        super().__init__()
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self):
+        super().reset()
+        self.macros = macros.TerranMacros()
+
+    def step(self, obs):
+        super().step(obs)
+        choices = np.flatnonzero(macros.available(obs.observation))
+        return self.macros.call(int(self.rng.choice(choices)), obs.observation)

@@ -19,10 +19,17 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from ..agents.spaces import SPATIAL_ARGS, ObservationEncoder, agent_interface_format
+from ..agents.spaces import (
+    ACTION_SETS,
+    SPATIAL_ARGS,
+    ObservationEncoder,
+    agent_interface_format,
+    uses_macros,
+)
 from ..errors import ConfigError
 from ..game import EnvConfig, check_map, game_seed
-from ..game.pysc2lib import actions, features
+from ..game.macros import MacroCall
+from ..game.pysc2lib import actions, features, point
 from ..game.scored_env import ScoredEnv
 from ..settings import AgentSettings, TrainSettings, load
 
@@ -84,10 +91,15 @@ class SC2GymEnv(gymnasium.Env[dict[str, Any], np.int64]):
             opponent=train.opponent,
             reward=train.reward,
             score_scale=train.score_scale,
+            macro_actions=uses_macros(agent.action_set),
         )
         self.env_config.check()
         # The spec pysc2 will give, without starting a game: the spaces exist before reset.
-        obs_spec = features.Features(agent_interface_format(agent)).observation_spec()
+        # Raw units (macro actions) need a map size to place the camera; the spec itself
+        # does not depend on it, so any size does.
+        obs_spec = features.Features(
+            agent_interface_format(agent), map_size=point.Point(64, 64)
+        ).observation_spec()
         self.encoder = ObservationEncoder(obs_spec, agent)
         self.action_set = self.encoder.action_set
 
@@ -102,7 +114,10 @@ class SC2GymEnv(gymnasium.Env[dict[str, Any], np.int64]):
         self.observation_space = gymnasium.spaces.Dict(dict(boxes))
         self._boxes = {key: boxes[key] for key in self.observation_space.spaces}  # its order
 
-        self._point_arg = [_point_argument(i) for i in self.action_set.function_ids]
+        self._point_arg = [
+            None if self.action_set.macros else _point_argument(i)
+            for i in self.action_set.function_ids
+        ]
         pixels = {
             "screen": int(np.prod(self.action_set.screen_size)),
             "minimap": int(np.prod(self.action_set.minimap_size)),
@@ -113,6 +128,7 @@ class SC2GymEnv(gymnasium.Env[dict[str, Any], np.int64]):
         self._first = np.concatenate([[0], np.cumsum(self._choices)])  # each block's start
         self.action_space = gymnasium.spaces.Discrete(int(self._first[-1]))
 
+        self._no_op = self.action_index("no_op")
         self._env: ScoredEnv | None = None
         self._mask = np.zeros(self.action_space.n, bool)
         self.timestep: Any = None  # a pysc2 TimeStep
@@ -143,7 +159,7 @@ class SC2GymEnv(gymnasium.Env[dict[str, Any], np.int64]):
             raise gymnasium.error.InvalidAction(
                 f"Action {action!r} is outside Discrete({self.action_space.n})."
             )
-        call = self.function_call(index) if self._mask[index] else actions.FUNCTIONS.no_op()
+        call = self.function_call(index if self._mask[index] else self._no_op)
         self.timestep = self._env.step([call])[0]
         terminated = self.timestep.last() and self.timestep.discount == 0
         truncated = self.timestep.last() and not terminated
@@ -161,17 +177,22 @@ class SC2GymEnv(gymnasium.Env[dict[str, Any], np.int64]):
     # --- the flattened action ------------------------------------------------------------
 
     def action_index(self, function: str, point: tuple[int, int] | None = None) -> int:
-        """The action that calls pysc2 function ``function`` (by name), at ``point`` (x, y)
-        for one with a screen or minimap argument: the inverse of ``function_call``."""
+        """The action that calls pysc2 function ``function`` (by name; a macro's name for
+        a set of macros), at ``point`` (x, y) for one with a screen or minimap argument:
+        the inverse of ``function_call``."""
         ids = [int(i) for i in self.action_set.function_ids]
-        try:
-            block = ids.index(actions.FUNCTIONS[function].id)
-        except (KeyError, ValueError):
+        names = (
+            list(ACTION_SETS[self.action_set.name] or ())
+            if self.action_set.macros
+            else [actions.FUNCTIONS[i].name for i in ids]
+        )
+        if function not in names:
             raise ConfigError(
                 f"{function!r} is not in action set {self.action_set.name!r}; name one of its "
-                f"functions ({', '.join(actions.FUNCTIONS[i].name for i in ids[:4])}, ...) or "
-                f"choose another set (action_set=...)."
-            ) from None
+                f"functions ({', '.join(names[:4])}, ...) or choose another set "
+                f"(action_set=...)."
+            )
+        block = names.index(function)
         arg = self._point_arg[block]
         if (arg is None) != (point is None):
             raise ConfigError(
@@ -186,8 +207,8 @@ class SC2GymEnv(gymnasium.Env[dict[str, Any], np.int64]):
             raise ConfigError(f"Point {point} is outside the {width}x{height} {SPATIAL_ARGS[arg]}.")
         return int(self._first[block]) + y * width + x
 
-    def function_call(self, index: int) -> actions.FunctionCall:
-        """The pysc2 call that action ``index`` stands for (whether or not it is available):
+    def function_call(self, index: int) -> actions.FunctionCall | MacroCall:
+        """The pysc2 call (or macro) that action ``index`` stands for (whether or not it is available):
         the point fills every spatial argument (``select_rect``'s two corners alike)."""
         function = int(np.searchsorted(self._first, index, side="right")) - 1
         heads = dict.fromkeys(self.action_set.heads, 0)

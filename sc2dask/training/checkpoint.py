@@ -250,8 +250,8 @@ def network_differences(state: dict, agent: AgentSpec) -> dict[str, object]:
 
 
 def checkpoint_env(directory) -> dict:
-    """The ``EnvConfig`` fields (map_name, screen, minimap, step_mul, and the race and
-    opponent of a game for two) a checkpoint was trained with, so evaluation plays what
+    """The ``EnvConfig`` fields (map_name, screen, minimap, step_mul, the race and
+    opponent of a game for two, and whether it takes macro actions) a checkpoint was trained with, so evaluation plays what
     the network expects."""
     _, _, state = load(directory)
     if "env_config" in state:
@@ -267,7 +267,7 @@ def checkpoint_env(directory) -> dict:
     return {
         k: tuple(v) if isinstance(v, list) else v
         for k, v in env.items()
-        if k in ("map_name", "screen", "minimap", "step_mul", "race", "opponent")
+        if k in ("map_name", "screen", "minimap", "step_mul", "race", "opponent", "macro_actions")
     }
 
 

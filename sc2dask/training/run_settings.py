@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..agents.loading import agent_spec
+from ..agents.spaces import uses_macros
 from ..core import AgentSpec
 from ..errors import ConfigError
 from ..game import EnvConfig
@@ -65,6 +66,7 @@ def resolve_run(
         opponent=opts.opponent,
         reward=opts.reward,
         score_scale=opts.score_scale,
+        macro_actions=uses_macros(agent.action_set),
     )
     env.check(attached=bool(opts.sc2))
     return RunSettings(opts, agent, loaded.origins, spec, env)

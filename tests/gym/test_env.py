@@ -12,7 +12,7 @@ from gymnasium.utils.env_checker import check_env
 
 from sc2dask.emulator.maps import SCENARIOS
 from sc2dask.errors import ConfigError, UnknownMapError
-from sc2dask.game.pysc2lib import actions, maps
+from sc2dask.game.pysc2lib import actions, maps, units
 from sc2dask.gym import SC2GymEnv, env_id
 
 SMALL = {"screen": 16, "minimap": 16}  # quick to render; every map plays at any size
@@ -127,6 +127,14 @@ def test_a_melee_map_plays_against_its_opponent_and_says_the_outcome(sc2path):
     env = gymnasium.make(env_id("Simple64"), opponent="bot:terran:very_easy", reward="outcome")
     observation, info = env.reset(seed=1)
     assert env.observation_space.contains(observation) and info["action_mask"].any()
+    # Simple64's default actions are macros: training an SCV is one of them, and plays.
+    train_scv = env.unwrapped.action_index("train_scv")
+    assert info["action_mask"][train_scv]
+    observation, reward, terminated, truncated, info = env.step(train_scv)
+    raw = env.unwrapped.timestep.observation.raw_units
+    halls = [u for u in raw if u.alliance == 1 and u.unit_type == units.Terran.CommandCenter]
+    assert halls[0].order_length == 1  # training the SCV
+    assert not info["action_mask"][train_scv]  # busy: no second one until it is done
     for _ in range(3):
         observation, reward, terminated, truncated, info = env.step(0)  # no_op
     assert reward == 0 and not terminated and "outcome" not in info  # no outcome mid-game

@@ -197,6 +197,26 @@ def test_checkpoint_then_resume_restores_weights_and_optimizer_exactly(client, t
     assert again["version"] == summary["version"]
 
 
+@pytest.mark.slow
+def test_a_melee_run_plays_whole_games_with_macro_actions_and_counts_outcomes(client, tmp_path):
+    """Simple64's defaults (macro actions, outcome and score) against the VeryEasy bot:
+    games end, the summary counts them, and the checkpoint remembers that its env takes
+    macros, so evaluating it plays them too."""
+    summary = train(
+        client=client,
+        map="Simple64",
+        opponent="bot:terran:very_easy",
+        envs=1,
+        step_mul=16,
+        max_steps=1850,  # past the 30 game minutes (1,800 steps) that end a game as a tie
+        checkpoint_dir=str(tmp_path),
+        agent_overrides=dict(screen=16, minimap=16),
+    ).wait(timeout=600)
+    assert summary["episodes"] >= 1
+    assert summary["wins"] + summary["draws"] + summary["losses"] == summary["episodes"]
+    assert checkpoint.checkpoint_env(tmp_path)["macro_actions"] is True
+
+
 def test_a_killed_game_is_restarted_and_training_goes_on(client):
     handle = train(client=client, envs=2, max_steps=480, agent_overrides=TINY)
     wait_until(lambda: handle.progress.updates >= 3, what="3 updates")

@@ -1,0 +1,292 @@
+"""Macro actions for a Terran melee game: a few whole intentions, each one raw pysc2 action.
+
+A policy that clicks pysc2's features functions must find a worker, a free site and the
+right moment on its own before a single barracks stands; random play wins nothing, and A2C
+learns nothing from it in hours. A policy that picks among intentions ("build barracks",
+"train a marine", "attack") learns what to do when: the macro-action approach of Pang et
+al. 2019 and TStarBot1, both of which beat the built-in AI this way. The work of each
+intention (which SCV, which site, which target) is written here once, from the raw units
+the player sees, so it plays the real game as well as the emulator. The scripted
+``TerranMacro`` agent is the same intentions picked by a fixed priority.
+
+``available`` says which macros can act now (the policy's mask); ``call`` turns one into
+the raw action for this step, ``no_op`` where it cannot act.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+
+import numpy as np
+
+from .pysc2lib import actions, base_env_wrapper, units
+
+RAW = actions.RAW_FUNCTIONS
+SCV, MARINE = units.Terran.SCV, units.Terran.Marine
+COMMAND_CENTER, SUPPLY_DEPOT, BARRACKS = (
+    units.Terran.CommandCenter,
+    units.Terran.SupplyDepot,
+    units.Terran.Barracks,
+)
+MINERAL_FIELDS = {units.Neutral.MineralField, units.Neutral.MineralField750}
+GEYSER = units.Neutral.VespeneGeyser
+STRUCTURES = {
+    COMMAND_CENTER,
+    units.Terran.CommandCenterFlying,
+    SUPPLY_DEPOT,
+    units.Terran.SupplyDepotLowered,
+    BARRACKS,
+    units.Terran.Refinery,
+}
+SELF, ENEMY = 1, 4  # raw units' alliance (features.PlayerRelative)
+# Raw units name an order by its raw function's id.
+BUILD_DEPOT, BUILD_BARRACKS = RAW.Build_SupplyDepot_pt.id, RAW.Build_Barracks_pt.id
+DEFEND_RADIUS = 20  # map cells around the command center that count as home
+MAP_SIZE = 64  # Simple64: the opposite start is the home mirrored through the centre
+
+MACROS = (
+    "no_op",
+    "build_supply_depot",
+    "build_barracks",
+    "train_scv",
+    "train_marine",
+    "gather",
+    "defend",
+    "attack",
+    "retreat",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class MacroCall:
+    """What a policy over macros sends the env: the macro's index in ``MACROS``;
+    ``MacroEnv`` turns it into this step's raw action."""
+
+    index: int
+
+
+@dataclasses.dataclass
+class Board:
+    """One observation's raw units, sorted into what the macros read."""
+
+    raw: list
+    minerals: int
+    supply_left: int
+    hall: object | None
+    scvs: list
+    marines: list
+    depots: list
+    barracks: list
+
+    @classmethod
+    def read(cls, observation) -> Board:
+        raw = list(observation["raw_units"])
+        mine = [u for u in raw if u.alliance == SELF]
+        player = observation["player"]
+        halls = [u for u in mine if u.unit_type == COMMAND_CENTER and u.build_progress == 100]
+        return cls(
+            raw=raw,
+            minerals=int(player.minerals),
+            supply_left=int(player.food_cap - player.food_used),
+            hall=halls[0] if halls else None,
+            scvs=[u for u in mine if u.unit_type == SCV],
+            marines=[u for u in mine if u.unit_type == MARINE],
+            depots=[u for u in mine if u.unit_type == SUPPLY_DEPOT],
+            barracks=[u for u in mine if u.unit_type == BARRACKS],
+        )
+
+    def ordered(self, order_id: int) -> bool:
+        """Whether an SCV is on its way to build (or building) what ``order_id`` builds."""
+        return any(order_id in (u.order_id_0, u.order_id_1) for u in self.scvs)
+
+    def idle_barracks(self) -> list:
+        return [b for b in self.barracks if b.build_progress == 100 and b.order_length == 0]
+
+    def enemies_near(self) -> list:
+        """The enemies in sight within ``DEFEND_RADIUS`` of the command center."""
+        if self.hall is None:
+            return []
+        return sorted(
+            (u for u in self.raw if u.alliance == ENEMY and self.from_home(u) < DEFEND_RADIUS**2),
+            key=self.from_home,
+        )
+
+    def from_home(self, unit) -> float:
+        """Squared distance from the command center."""
+        return (unit.x - self.hall.x) ** 2 + (unit.y - self.hall.y) ** 2
+
+
+def available(observation) -> np.ndarray:
+    """[len(MACROS)] bool: the macros that can act on this observation. It reads the
+    observation alone, so a policy's mask and the env's actions always agree."""
+    board = Board.read(observation)
+    return np.array([_can(name, board) for name in MACROS], bool)
+
+
+def _can(name: str, board: Board) -> bool:
+    hall = board.hall
+    free_scvs = any(u.order_id_0 not in (BUILD_DEPOT, BUILD_BARRACKS) for u in board.scvs)
+    return {
+        "no_op": lambda: True,
+        "build_supply_depot": lambda: hall is not None
+        and free_scvs
+        and board.minerals >= 100
+        and not board.ordered(BUILD_DEPOT)
+        and all(d.build_progress == 100 for d in board.depots),
+        "build_barracks": lambda: hall is not None
+        and free_scvs
+        and board.minerals >= 150
+        and any(d.build_progress == 100 for d in board.depots)
+        and not board.ordered(BUILD_BARRACKS),
+        "train_scv": lambda: hall is not None
+        and hall.order_length == 0
+        and board.minerals >= 50
+        and board.supply_left >= 1,
+        "train_marine": lambda: bool(board.idle_barracks())
+        and board.minerals >= 50
+        and board.supply_left >= 1,
+        "gather": lambda: hall is not None and any(u.order_length == 0 for u in board.scvs),
+        "defend": lambda: bool(board.marines) and bool(board.enemies_near()),
+        "attack": lambda: bool(board.marines),
+        "retreat": lambda: hall is not None and bool(board.marines),
+    }[name]()  # fmt: skip
+
+
+class TerranMacros:
+    """The macros of one game. It remembers the building sites the game refused, so
+    ``reset`` it at each new game."""
+
+    names = MACROS
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self) -> None:
+        self._tried: collections.Counter = collections.Counter()  # build orders per site
+
+    def call(self, index: int, observation) -> actions.FunctionCall:
+        """The raw action macro ``index`` makes of this observation (no_op if none)."""
+        board = Board.read(observation)
+        name = MACROS[index]
+        if not _can(name, board):
+            return RAW.no_op()
+        return getattr(self, f"_{name}")(board) or RAW.no_op()
+
+    # --- what each does ------------------------------------------------------------------
+
+    def _no_op(self, board):
+        return RAW.no_op()
+
+    def _build_supply_depot(self, board):
+        return self._build(board, RAW.Build_SupplyDepot_pt, 1.0)
+
+    def _build_barracks(self, board):
+        return self._build(board, RAW.Build_Barracks_pt, 1.5)
+
+    def _build(self, board: Board, function, half: float):
+        """Send the SCV nearest a free site to build there. Sites are tried in rows towards
+        the map's centre, a lane apart; a site is free when no structure or resource stands
+        on its footprint (``half`` its half width) and the game has not refused it three
+        times already (three orders there with nothing built)."""
+        hall = board.hall
+        toward = 1 if hall.x < MAP_SIZE / 2 else -1
+        blocking = [
+            u
+            for u in board.raw
+            if u.unit_type in STRUCTURES or u.unit_type in MINERAL_FIELDS | {GEYSER}
+        ]
+        site = next(
+            (
+                (x, y)
+                for dx in (7, 11, 15, 19)
+                for dy in (-4, 4, -8, 8, 0, -12, 12)
+                for x, y in [(int(hall.x + toward * dx), int(hall.y + dy))]
+                if self._tried[(x, y)] < 3
+                and all(
+                    abs(x - u.x) >= half + u.radius + 0.5 or abs(y - u.y) >= half + u.radius + 0.5
+                    for u in blocking
+                )
+            ),
+            None,
+        )
+        free = [u for u in board.scvs if u.order_id_0 not in (BUILD_DEPOT, BUILD_BARRACKS)]
+        if not free or site is None:
+            return None
+        scv = min(free, key=lambda u: (u.x - site[0]) ** 2 + (u.y - site[1]) ** 2)
+        self._tried[site] += 1
+        return function("now", [scv.tag], list(site))
+
+    def _train_scv(self, board):
+        return RAW.Train_SCV_quick("now", [board.hall.tag])
+
+    def _train_marine(self, board):
+        return RAW.Train_Marine_quick("now", [board.idle_barracks()[0].tag])
+
+    def _gather(self, board):
+        idle = [u.tag for u in board.scvs if u.order_length == 0]
+        fields = [u for u in board.raw if u.unit_type in MINERAL_FIELDS]
+        if not fields:
+            return None
+        hall = board.hall
+        field = min(fields, key=lambda f: (f.x - hall.x) ** 2 + (f.y - hall.y) ** 2)
+        return RAW.Harvest_Gather_unit("now", idle, field.tag)
+
+    def _defend(self, board):
+        """The marines at home or idle at the intruder nearest home; an attack under way
+        goes on."""
+        nearest = board.enemies_near()[0]
+        tags = [
+            u.tag
+            for u in board.marines
+            if u.order_length == 0 or board.from_home(u) < DEFEND_RADIUS**2
+        ]
+        return RAW.Attack_pt("now", tags, [int(nearest.x), int(nearest.y)])
+
+    def _attack(self, board):
+        """Every marine at the enemy structure nearest the army (the enemy unit nearest it
+        while none is in sight, else the start opposite home)."""
+        enemies = [u for u in board.raw if u.alliance == ENEMY]
+        targets = [u for u in enemies if u.unit_type in STRUCTURES] or enemies
+        lead = board.marines[0]
+        if targets:
+            target = min(targets, key=lambda u: (u.x - lead.x) ** 2 + (u.y - lead.y) ** 2)
+            point = [int(target.x), int(target.y)]
+        elif board.hall is not None:
+            point = [int(MAP_SIZE - board.hall.x), int(MAP_SIZE - board.hall.y)]
+        else:
+            return None
+        return RAW.Attack_pt("now", [u.tag for u in board.marines], point)
+
+    def _retreat(self, board):
+        """Every marine back to the command center's side towards the map's centre."""
+        hall = board.hall
+        toward = 1 if hall.x < MAP_SIZE / 2 else -1
+        point = [int(hall.x + toward * 6), int(hall.y)]
+        return RAW.Move_pt("now", [u.tag for u in board.marines], point)
+
+
+class MacroEnv(base_env_wrapper.BaseEnvWrapper):
+    """A pysc2 env (made with raw units and raw actions) that takes ``MacroCall``s: each
+    becomes this step's raw action, made from the observation the agent acted on. Other
+    actions pass through, so a scripted agent's raw calls still play."""
+
+    def __init__(self, env):
+        super().__init__(env)
+        self.macros = TerranMacros()
+        self._observation = None
+
+    def reset(self, *args, **kwargs):
+        timesteps = self._env.reset(*args, **kwargs)
+        self.macros.reset()
+        self._observation = timesteps[0].observation
+        return timesteps
+
+    def step(self, actions, *args, **kwargs):
+        actions = [
+            self.macros.call(a.index, self._observation) if isinstance(a, MacroCall) else a
+            for a in actions
+        ]
+        timesteps = self._env.step(actions, *args, **kwargs)
+        self._observation = timesteps[0].observation
+        return timesteps
