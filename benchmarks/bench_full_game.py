@@ -5,7 +5,7 @@ each bot level asked for.
     python benchmarks/bench_full_game.py --opponent bot:terran:very_easy --minutes 180
     nohup python benchmarks/bench_full_game.py --minutes 180 --json &
 
-A run lives in ``benchmarks/results/fullgame/<opponent>/``: ``curve.csv``,
+A run lives in ``benchmarks/results/fullgame/<opponent>-<action set>/``: ``curve.csv``,
 ``curve.png`` (copied to ``docs/results/img/fullgame/``), ``row.json`` and
 ``checkpoints/`` (not committed). Like ``bench_minigames.py`` it resumes from its last
 checkpoint until the wall time reaches ``--minutes`` in all, and the row names the commit
@@ -32,6 +32,7 @@ from sc2dask.game import EnvConfig
 from sc2dask.training import checkpoint
 from sc2dask.training.cluster import local_cluster
 from sc2dask.training.evaluate import evaluate
+from sc2dask.training.run_settings import resolve_run
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMIT = subprocess.run(  # the code this process runs: the commit when it started
@@ -60,12 +61,17 @@ def main() -> int:
         default="very_easy,easy",
         help="bot difficulties to evaluate against after training (comma-separated)",
     )
+    parser.add_argument(
+        "--action-set", default=None, help="the agent's action set (default: the map's)"
+    )
     parser.add_argument("--out", default=str(RESULTS))
     parser.add_argument("--page", default=str(PAGE))
     parser.add_argument("--json", action="store_true", help="end with one JSON object")
     args = parser.parse_args()
     race = args.opponent.split(":")[1] if args.opponent.count(":") == 2 else "terran"
-    folder = Path(args.out) / args.opponent.replace(":", "_")
+    agent = {"action_set": args.action_set} if args.action_set else {}
+    action_set = resolve_run({"map": args.map, "opponent": args.opponent}, agent).agent.action_set
+    folder = Path(args.out) / f"{args.opponent.replace(':', '_')}-{action_set}"
     with (
         local_cluster(args.workers, -(-args.envs // args.workers)) as cluster,
         Client(cluster, direct_to_workers=True) as client,
@@ -80,6 +86,7 @@ def main() -> int:
             opponent=args.opponent,
             envs=args.envs,
             mode=args.mode,
+            agent_overrides=agent,
         )
         if not curve:
             raise SystemExit(f"{folder}: no update finished within --minutes; give it longer")
@@ -99,6 +106,7 @@ def main() -> int:
     row = {
         "map": args.map,
         "opponent": args.opponent,
+        "action_set": action_set,
         "final_win_rate_last_100": _round(curve[-1]["win_rate_last_100"]),
         "best_win_rate_last_100": _round(best_mean(curve, "win_rate_last_100")),
         "final_mean_score_last_100": _round(curve[-1]["mean_score_last_100"], 0),
@@ -155,7 +163,7 @@ def plot(rows: list[dict], out: Path, title: str) -> None:
 def write_table(out: Path, page: Path) -> None:
     """One row per opponent trained against (each run's ``row.json``), between the markers."""
     header = [
-        "opponent", "win rate (last 100)", "best", "score (last 100)", "games", "agent steps",
+        "opponent", "action set", "win rate (last 100)", "best", "score (last 100)", "games", "agent steps",
         "wall", "evaluation: W-D-L by bot", "envs, cores, mode", "commit", "curve",
     ]  # fmt: skip
     lines = [pages.row(header), pages.row(["---"] * len(header))]
@@ -169,6 +177,7 @@ def write_table(out: Path, page: Path) -> None:
             pages.row(
                 [
                     r["opponent"],
+                    r["action_set"],
                     f"**{r['final_win_rate_last_100']}**",
                     str(r["best_win_rate_last_100"]),
                     str(r["final_mean_score_last_100"]),
