@@ -1,8 +1,9 @@
 """Win rates of the scripted agents against the emulated bots on Simple64, through pysc2.
 
-Plays ``--games`` games (seeds 1000+) of pysc2's RandomAgent and of the raw scripted
-TerranMacro against each bot level, and prints wins, draws and losses and the game
-minutes they took. Then each bot level against the one below, in both seats, on the
+Plays ``--games`` games (seeds 1000+) of pysc2's RandomAgent, of uniform random play over
+the macro actions (``RandomMacro``: the untrained policy of Simple64's default action
+set) and of the scripted TerranMacro against each bot level, and prints wins, draws and
+losses and the game minutes they took. Then each bot level against the one below, in both seats, on the
 emulator's world directly (the bots are the emulator's; no agent plays). The targets on
 docs/results/fullgame.md: RandomAgent wins none, TerranMacro at least 95 % against
 VeryEasy and 50 % against Medium, and each level beats the one below. Prints figures;
@@ -49,7 +50,7 @@ def play(agent_name: str, difficulty: str, seed: int) -> tuple[int, float, dict]
     with make_env(
         "Simple64", players=players, agent_interface_format=aif, random_seed=seed, score_index=-1
     ) as env:
-        agent = AGENTS[agent_name]()
+        agent = RandomMacro(seed) if agent_name == "random_macro" else AGENTS[agent_name]()
         agent.setup(env.observation_spec()[0], env.action_spec()[0])
         agent.reset()
         timestep = env.reset()[0]
@@ -78,8 +79,8 @@ def bot_against_bot(player_1: int, player_2: int, seed: int) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=10)
-    parser.add_argument("--agents", default="random,macro")
-    parser.add_argument("--difficulties", default="very_easy,easy,medium")
+    parser.add_argument("--agents", default="random,random_macro,macro")
+    parser.add_argument("--difficulties", default="very_easy,easy,medium,hard")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     flags.FLAGS(["bench"])
@@ -102,7 +103,7 @@ def main() -> None:
                 f"(W-D-L), win rate {wins / len(games):.0%}; game minutes {minutes}",
                 flush=True,
             )
-    levels = [sc_pb.VeryEasy, sc_pb.Easy, sc_pb.Medium]
+    levels = [sc_pb.VeryEasy, sc_pb.Easy, sc_pb.Medium, sc_pb.Hard]
     for lower, higher in zip(levels, levels[1:]):
         low, high = sc_pb.Difficulty.Name(lower), sc_pb.Difficulty.Name(higher)
         as_1 = [bot_against_bot(higher, lower, 1000 + i) for i in range(args.games)]

@@ -48,6 +48,7 @@ LEVELS = {
     sc_pb.VeryEasy: Level(workers=14, barracks=1, wave=6, first_attack_s=400),
     sc_pb.Easy: Level(workers=16, barracks=2, wave=12, first_attack_s=400),
     sc_pb.Medium: Level(workers=20, barracks=3, wave=18, first_attack_s=400),
+    sc_pb.Hard: Level(workers=22, barracks=5, wave=20, first_attack_s=360),
 }
 
 
