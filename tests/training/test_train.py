@@ -207,8 +207,8 @@ def test_a_melee_run_plays_whole_games_with_macro_actions_and_counts_outcomes(cl
         map="Simple64",
         opponent="bot:terran:very_easy",
         envs=1,
-        step_mul=16,
-        max_steps=1850,  # past the 30 game minutes (1,800 steps) that end a game as a tie
+        step_mul=32,
+        max_steps=920,  # past the 30 game minutes (900 steps) that end a game as a tie
         checkpoint_dir=str(tmp_path),
         agent_overrides=dict(screen=16, minimap=16),
     ).wait(timeout=600)
