@@ -5,7 +5,7 @@ each bot level asked for.
     python benchmarks/bench_full_game.py --opponent bot:terran:very_easy --minutes 180
     nohup python benchmarks/bench_full_game.py --minutes 180 --json &
 
-A run lives in ``benchmarks/results/fullgame/<opponent>-<action set>/``: ``curve.csv``,
+A run lives in ``benchmarks/results/fullgame/<opponent>-<action set>-<reward>/``: ``curve.csv``,
 ``curve.png`` (copied to ``docs/results/img/fullgame/``), ``row.json`` and
 ``checkpoints/`` (not committed). Like ``bench_minigames.py`` it resumes from its last
 checkpoint until the wall time reaches ``--minutes`` in all, and the row names the commit
@@ -64,14 +64,19 @@ def main() -> int:
     parser.add_argument(
         "--action-set", default=None, help="the agent's action set (default: the map's)"
     )
+    parser.add_argument(
+        "--reward", default=None, help="score | outcome | both (default: the map's)"
+    )
     parser.add_argument("--out", default=str(RESULTS))
     parser.add_argument("--page", default=str(PAGE))
     parser.add_argument("--json", action="store_true", help="end with one JSON object")
     args = parser.parse_args()
     race = args.opponent.split(":")[1] if args.opponent.count(":") == 2 else "terran"
     agent = {"action_set": args.action_set} if args.action_set else {}
-    action_set = resolve_run({"map": args.map, "opponent": args.opponent}, agent).agent.action_set
-    folder = Path(args.out) / f"{args.opponent.replace(':', '_')}-{action_set}"
+    given = {"reward": args.reward} if args.reward else {}
+    run = resolve_run({"map": args.map, "opponent": args.opponent, **given}, agent)
+    action_set, reward = run.agent.action_set, run.train.reward
+    folder = Path(args.out) / f"{args.opponent.replace(':', '_')}-{action_set}-{reward}"
     with (
         local_cluster(args.workers, -(-args.envs // args.workers)) as cluster,
         Client(cluster, direct_to_workers=True) as client,
@@ -87,6 +92,7 @@ def main() -> int:
             envs=args.envs,
             mode=args.mode,
             agent_overrides=agent,
+            **given,
         )
         if not curve:
             raise SystemExit(f"{folder}: no update finished within --minutes; give it longer")
@@ -107,6 +113,7 @@ def main() -> int:
         "map": args.map,
         "opponent": args.opponent,
         "action_set": action_set,
+        "reward": reward,
         "final_win_rate_last_100": _round(curve[-1]["win_rate_last_100"]),
         "best_win_rate_last_100": _round(best_mean(curve, "win_rate_last_100")),
         "final_mean_score_last_100": _round(curve[-1]["mean_score_last_100"], 0),
@@ -163,7 +170,7 @@ def plot(rows: list[dict], out: Path, title: str) -> None:
 def write_table(out: Path, page: Path) -> None:
     """One row per opponent trained against (each run's ``row.json``), between the markers."""
     header = [
-        "opponent", "action set", "win rate (last 100)", "best", "score (last 100)", "games", "agent steps",
+        "opponent", "action set", "reward", "win rate (last 100)", "best", "score (last 100)", "games", "agent steps",
         "wall", "evaluation: W-D-L by bot", "envs, cores, mode", "commit", "curve",
     ]  # fmt: skip
     lines = [pages.row(header), pages.row(["---"] * len(header))]
@@ -178,6 +185,7 @@ def write_table(out: Path, page: Path) -> None:
                 [
                     r["opponent"],
                     r["action_set"],
+                    r["reward"],
                     f"**{r['final_win_rate_last_100']}**",
                     str(r["best_win_rate_last_100"]),
                     str(r["final_mean_score_last_100"]),
