@@ -1,0 +1,51 @@
+"""Macro actions on Simple64 (the emulator through unmodified pysc2): each macro's mask is
+what the game allows, and each plays as the raw action it names."""
+
+import pytest
+
+from sc2dask.game import EnvConfig
+from sc2dask.game.macros import MACROS, MacroCall, available
+from sc2dask.game.pysc2lib import actions, units
+
+RAW = actions.RAW_FUNCTIONS
+
+pytestmark = pytest.mark.usefixtures("sc2path")
+
+
+def _mine(timestep, unit_type):
+    return [
+        u for u in timestep.observation.raw_units if u.alliance == 1 and u.unit_type == unit_type
+    ]
+
+
+def _allowed(timestep) -> set[str]:
+    return {name for name, ok in zip(MACROS, available(timestep.observation)) if ok}
+
+
+def test_the_mask_follows_the_game_and_each_macro_does_its_job():
+    config = EnvConfig(
+        "Simple64", screen=16, minimap=16, opponent="bot:terran:very_easy", macro_actions=True
+    )
+    with config.make(seed=3) as env:
+        timestep = env.reset()[0]
+        # 50 minerals, every SCV mining, no depot, no marine: only an SCV can be trained.
+        assert _allowed(timestep) == {"no_op", "train_scv"}
+        timestep = env.step([MacroCall(MACROS.index("train_scv"))])[0]
+        (hall,) = _mine(timestep, units.Terran.CommandCenter)
+        assert hall.order_length == 1
+        assert "train_scv" not in _allowed(timestep)  # one at a time
+        # A macro the mask forbids plays no_op: no barracks before a depot.
+        while timestep.observation.player.minerals < 150:
+            timestep = env.step([MacroCall(0)])[0]
+        assert "build_barracks" not in _allowed(timestep)
+        assert "build_supply_depot" in _allowed(timestep)
+        timestep = env.step([MacroCall(MACROS.index("build_barracks"))])[0]
+        assert RAW.Build_Barracks_pt.id not in _orders(timestep)  # no barracks ordered
+        timestep = env.step([MacroCall(MACROS.index("build_supply_depot"))])[0]
+        assert RAW.Build_SupplyDepot_pt.id in _orders(timestep)
+        assert "build_supply_depot" not in _allowed(timestep)  # one ordered at a time
+
+
+def _orders(timestep) -> set[int]:
+    """The raw function ids of the SCVs' current orders."""
+    return {u.order_id_0 for u in _mine(timestep, units.Terran.SCV) if u.order_length}
