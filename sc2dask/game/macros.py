@@ -120,37 +120,34 @@ class Board:
 def available(observation) -> np.ndarray:
     """[len(MACROS)] bool: the macros that can act on this observation. It reads the
     observation alone, so a policy's mask and the env's actions always agree."""
-    board = Board.read(observation)
-    return np.array([_can(name, board) for name in MACROS], bool)
+    can = _can(Board.read(observation))
+    return np.array([can[name] for name in MACROS], bool)
 
 
-def _can(name: str, board: Board) -> bool:
-    hall = board.hall
+def _can(board: Board) -> dict[str, bool]:
+    """Each macro's preconditions, by name."""
+    hall, minerals, supply = board.hall, board.minerals, board.supply_left
     free_scvs = any(u.order_id_0 not in (BUILD_DEPOT, BUILD_BARRACKS) for u in board.scvs)
+    army = bool(board.marines)
     return {
-        "no_op": lambda: True,
-        "build_supply_depot": lambda: hall is not None
+        "no_op": True,
+        "build_supply_depot": hall is not None
         and free_scvs
-        and board.minerals >= 100
+        and minerals >= 100
         and not board.ordered(BUILD_DEPOT)
         and all(d.build_progress == 100 for d in board.depots),
-        "build_barracks": lambda: hall is not None
+        "build_barracks": hall is not None
         and free_scvs
-        and board.minerals >= 150
+        and minerals >= 150
         and any(d.build_progress == 100 for d in board.depots)
         and not board.ordered(BUILD_BARRACKS),
-        "train_scv": lambda: hall is not None
-        and hall.order_length == 0
-        and board.minerals >= 50
-        and board.supply_left >= 1,
-        "train_marine": lambda: bool(board.idle_barracks())
-        and board.minerals >= 50
-        and board.supply_left >= 1,
-        "gather": lambda: hall is not None and any(u.order_length == 0 for u in board.scvs),
-        "defend": lambda: bool(board.marines) and bool(board.enemies_near()),
-        "attack": lambda: bool(board.marines),
-        "retreat": lambda: hall is not None and bool(board.marines),
-    }[name]()  # fmt: skip
+        "train_scv": hall is not None and hall.order_length == 0 and minerals >= 50 and supply >= 1,
+        "train_marine": minerals >= 50 and supply >= 1 and bool(board.idle_barracks()),
+        "gather": hall is not None and any(u.order_length == 0 for u in board.scvs),
+        "defend": army and bool(board.enemies_near()),
+        "attack": army,
+        "retreat": army and hall is not None,
+    }
 
 
 class TerranMacros:
@@ -169,7 +166,7 @@ class TerranMacros:
         """The raw action macro ``index`` makes of this observation (no_op if none)."""
         board = Board.read(observation)
         name = MACROS[index]
-        if not _can(name, board):
+        if not _can(board)[name]:
             return RAW.no_op()
         return getattr(self, f"_{name}")(board) or RAW.no_op()
 
