@@ -4,7 +4,7 @@ pysc2 itself is imported in one place, ``pysc2lib``; the rest of sc2dask takes i
 modules from there.
 """
 
-from .agents import load_agent_class, play_episode, scripted_agent_path
+from .agents import load_agent_class, play_episode, plays_macros, scripted_agent_path
 from .envs import GAME_FAILURES, EnvConfig, check_map, game_seed, make_env
 from .install import DEFAULT_EMULATOR_DIR, GameInstall, find_game, install_emulator
 
@@ -20,5 +20,6 @@ __all__ = [
     "load_agent_class",
     "make_env",
     "play_episode",
+    "plays_macros",
     "scripted_agent_path",
 ]

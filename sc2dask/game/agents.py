@@ -54,6 +54,13 @@ def load_agent_class(path: str):
     return functools.partial(agent_class, argument) if argument else agent_class
 
 
+def plays_macros(path: str) -> bool:
+    """Whether the agent at ``path`` needs an env that takes macro actions and raw calls
+    (``EnvConfig(macro_actions=True)``): its class says so with ``macro_actions = True``,
+    as ``TerranMacro`` and ``RandomMacro`` do."""
+    return bool(getattr(load_agent_class(path), "macro_actions", False))
+
+
 def scripted_agent_path(map_name: str) -> str:
     """The scripted agent for ``map_name``, or pysc2's random agent where there is none."""
     from .pysc2lib import PACKAGE_NAME

@@ -322,6 +322,7 @@ class TerranMacro(base_agent.BaseAgent):
     one. One action a step, so it plays through pysc2 exactly as a learning agent does."""
 
     WORKERS, BARRACKS, WAVE = 16, 6, 30
+    macro_actions = True  # it sends raw calls: sc2dask makes its env take them
 
     def reset(self):
         super().reset()
@@ -354,6 +355,8 @@ class TerranMacro(base_agent.BaseAgent):
 class RandomMacro(base_agent.BaseAgent):
     """Uniform random play over the macros available each step: the untrained policy of
     the ``macro`` action set, the baseline a learning agent must beat."""
+
+    macro_actions = True  # it sends raw calls: sc2dask makes its env take them
 
     def __init__(self, seed: int = 0):
         super().__init__()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import statistics
 
-from ..game import EnvConfig, load_agent_class
+from ..game import EnvConfig, load_agent_class, plays_macros
 from ..game.recording import check_layer
 from ..settings import EvaluateSettings, load
 from . import checkpoint
@@ -78,6 +78,7 @@ def evaluate(
         step_mul=opts.step_mul,
         race=opts.race,
         opponent=opts.opponent,
+        macro_actions=plays_macros(agent),
     )
     # unknown maps and players that do not fit fail here, before any worker starts a game
     config.check(attached=bool(opts.sc2))

@@ -324,6 +324,35 @@ def test_evaluate_a_checkpoint_on_the_map_and_sizes_it_was_trained_with(tmp_path
     assert result["map"] == "MoveToBeacon" and result["episodes"] == 1
 
 
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_evaluate_plays_the_scripted_macro_agent_in_an_env_that_takes_its_raw_calls(tmp_path):
+    done = _run(
+        [
+            "evaluate",
+            "--agent",
+            "sc2dask.game.scripted_agents.TerranMacro",
+            "--map",
+            "Simple64",
+            "--opponent",
+            "bot:terran:very_easy",
+            "--screen",
+            "16",
+            "--minimap",
+            "16",
+            "--episodes",
+            "1",
+            "--envs",
+            "1",
+            "--json",
+        ],
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["wins"] + result["draws"] + result["losses"] == 1
+
+
 @pytest.mark.cluster
 def test_a_game_that_never_starts_ends_the_command_with_a_clear_error(tmp_path):
     """A node whose game binary exits at once: the host gives up after MAX_FAILURES_IN_A_ROW
