@@ -141,21 +141,22 @@ def main() -> None:
     sc2dask.training.supervisor.EnvHost = SyntheticHost
     print(f"synthetic hosts at {ENV_STEPS_PER_S:g} agent steps/s per env", flush=True)
     results = []
+    # The scheduler unpickles the hosts' class too, so both processes import from here.
+    env = {**os.environ, "PYTHONPATH": f"{HERE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     for hosts in [int(h) for h in args.hosts.split(",")]:
         with tempfile.TemporaryDirectory() as tmp:
             file = Path(tmp) / "scheduler.json"
             scheduler = subprocess.Popen(
                 [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host",
                  "127.0.0.1", "--no-dashboard", "--scheduler-file", str(file)],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
             )  # fmt: skip
             while not file.exists():
                 time.sleep(0.2)
             address = json.loads(file.read_text())["address"]
             workers = subprocess.Popen(
                 [sys.executable, __file__, "--serve-workers", address, str(hosts), str(args.envs)],
-                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                env={**os.environ, "PYTHONPATH": f"{HERE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"},
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
             )  # fmt: skip
             PROCESSES.update(scheduler=scheduler.pid, workers=workers.pid)
             try:
