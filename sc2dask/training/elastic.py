@@ -33,6 +33,10 @@ class SC2Adaptive(Adaptive):
         self.envs, self.sc2_per_worker = envs, sc2_per_worker
         super().__init__(cluster, **kwargs)
 
+    def __del__(self):
+        if hasattr(self, "state"):  # a refused config never started: nothing to stop
+            super().__del__()
+
     async def target(self) -> int:
         return -(-self.envs // self.sc2_per_worker)
 
