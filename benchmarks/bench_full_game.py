@@ -168,7 +168,8 @@ def plot(rows: list[dict], out: Path, title: str) -> None:
 
 
 def write_table(out: Path, page: Path) -> None:
-    """One row per opponent trained against (each run's ``row.json``), between the markers."""
+    """One row per run (opponent, action set and reward; each run's ``row.json``), between
+    the markers."""
     header = [
         "opponent", "action set", "reward", "win rate (last 100)", "best", "score (last 100)", "games", "agent steps",
         "wall", "evaluation: W-D-L by bot", "envs, cores, mode", "commit", "curve",

@@ -58,7 +58,9 @@ def plays_macros(path: str) -> bool:
     """Whether the agent at ``path`` needs an env that takes macro actions and raw calls
     (``EnvConfig(macro_actions=True)``): its class says so with ``macro_actions = True``,
     as ``TerranMacro`` and ``RandomMacro`` do."""
-    return bool(getattr(load_agent_class(path), "macro_actions", False))
+    agent_class = load_agent_class(path)
+    agent_class = getattr(agent_class, "func", agent_class)  # Class:argument, a partial
+    return bool(getattr(agent_class, "macro_actions", False))
 
 
 def scripted_agent_path(map_name: str) -> str:

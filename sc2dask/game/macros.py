@@ -103,6 +103,15 @@ class Board:
     def idle_barracks(self) -> list:
         return [b for b in self.barracks if b.build_progress == 100 and b.order_length == 0]
 
+    def defenders(self) -> list:
+        """The marines a defence calls: the idle ones and those at home (an attack under
+        way goes on)."""
+        return [
+            u
+            for u in self.marines
+            if u.order_length == 0 or self.hall is not None and self.from_home(u) < DEFEND_RADIUS**2
+        ]
+
     def enemies_near(self) -> list:
         """The enemies in sight within ``DEFEND_RADIUS`` of the command center."""
         if self.hall is None:
@@ -119,7 +128,9 @@ class Board:
 
 def available(observation) -> np.ndarray:
     """[len(MACROS)] bool: the macros that can act on this observation. It reads the
-    observation alone, so a policy's mask and the env's actions always agree."""
+    observation alone, so a policy's mask and the env's actions agree, but for a few
+    cases the mask cannot see, which play no_op: every building site refused three
+    times, no mineral field left, no target and no command center to attack from."""
     can = _can(Board.read(observation))
     return np.array([can[name] for name in MACROS], bool)
 
@@ -144,7 +155,7 @@ def _can(board: Board) -> dict[str, bool]:
         "train_scv": hall is not None and hall.order_length == 0 and minerals >= 50 and supply >= 1,
         "train_marine": minerals >= 50 and supply >= 1 and bool(board.idle_barracks()),
         "gather": hall is not None and any(u.order_length == 0 for u in board.scvs),
-        "defend": army and bool(board.enemies_near()),
+        "defend": bool(board.defenders()) and bool(board.enemies_near()),
         "attack": army,
         "retreat": army and hall is not None,
     }
@@ -230,19 +241,14 @@ class TerranMacros:
         return RAW.Harvest_Gather_unit("now", idle, field.tag)
 
     def _defend(self, board):
-        """The marines at home or idle at the intruder nearest home; an attack under way
-        goes on."""
+        """The defenders at the intruder nearest home."""
         nearest = board.enemies_near()[0]
-        tags = [
-            u.tag
-            for u in board.marines
-            if u.order_length == 0 or board.from_home(u) < DEFEND_RADIUS**2
-        ]
+        tags = [u.tag for u in board.defenders()]
         return RAW.Attack_pt("now", tags, [int(nearest.x), int(nearest.y)])
 
     def _attack(self, board):
-        """Every marine at the enemy structure nearest the army (the enemy unit nearest it
-        while none is in sight, else the start opposite home)."""
+        """Every marine at the enemy structure in sight nearest the first marine (else the
+        nearest enemy unit in sight, else the start opposite home)."""
         enemies = [u for u in board.raw if u.alliance == ENEMY]
         targets = [u for u in enemies if u.unit_type in STRUCTURES] or enemies
         lead = board.marines[0]

@@ -318,8 +318,8 @@ class TerranMacro(base_agent.BaseAgent):
     ``use_raw_units`` and ``use_raw_actions``) picked by a fixed priority. It builds a
     supply depot before supply runs out, defends its base from the enemies it sees there,
     builds up to ``BARRACKS`` barracks, trains SCVs to ``WORKERS`` and marines always,
-    keeps its SCVs mining, and once ``WAVE`` marines stand ready attacks with every idle
-    one. One action a step, so it plays through pysc2 exactly as a learning agent does."""
+    keeps its SCVs mining, and once ``WAVE`` marines stand ready attacks with all of them
+    whenever one is idle. One action a step, so it plays through pysc2 exactly as a learning agent does."""
 
     WORKERS, BARRACKS, WAVE = 16, 6, 30
     macro_actions = True  # it sends raw calls: sc2dask makes its env take them
@@ -358,9 +358,9 @@ class RandomMacro(base_agent.BaseAgent):
 
     macro_actions = True  # it sends raw calls: sc2dask makes its env take them
 
-    def __init__(self, seed: int = 0):
+    def __init__(self, seed: int | str = 0):  # a str from ``Class:argument``
         super().__init__()
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(int(seed))
 
     def reset(self):
         super().reset()

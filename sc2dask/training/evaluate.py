@@ -78,7 +78,7 @@ def evaluate(
         step_mul=opts.step_mul,
         race=opts.race,
         opponent=opts.opponent,
-        macro_actions=plays_macros(agent),
+        macro_actions=_plays_macros(agent),
     )
     # unknown maps and players that do not fit fail here, before any worker starts a game
     config.check(attached=bool(opts.sc2))
@@ -114,3 +114,12 @@ def evaluate(
         video=opts.video,
         video_score=None if recording is None else float(recording.scores[-1]),
     )
+
+
+def _plays_macros(agent: str) -> bool:
+    """Whether ``agent`` needs an env that takes macro actions: a checkpoint's own
+    setting, else its class's (``sc2dask.game.plays_macros``)."""
+    path, _, directory = agent.partition(":")
+    if path == checkpoint.CHECKPOINT_AGENT and directory:
+        return bool(checkpoint.checkpoint_env(directory).get("macro_actions", False))
+    return plays_macros(agent)

@@ -87,6 +87,11 @@ def check_settings(
             f"sc2dask.agent.action-set {agent.action_set!r} is not one of "
             f"{', '.join(ACTION_SETS)} (sc2dask/agents/spaces.py)."
         )
+    if uses_macros(agent.action_set) and opts.race != "terran":
+        raise ConfigError(
+            f"Action set {agent.action_set!r} is Terran's macros (sc2dask/game/macros.py); "
+            f"play --race terran with it, or choose another action set for {opts.race}."
+        )
     if opts.envs_max is not None and opts.envs is not None and opts.envs_max < opts.envs:
         raise ConfigError(
             f"sc2dask.train.envs-max ({opts.envs_max}) is below envs "

@@ -1,6 +1,8 @@
 """Macro actions on Simple64 (the emulator through unmodified pysc2): each macro's mask is
 what the game allows, and each plays as the raw action it names."""
 
+import types
+
 import pytest
 
 from sc2dask.game import EnvConfig
@@ -49,3 +51,23 @@ def test_the_mask_follows_the_game_and_each_macro_does_its_job():
 def _orders(timestep) -> set[int]:
     """The raw function ids of the SCVs' current orders."""
     return {u.order_id_0 for u in _mine(timestep, units.Terran.SCV) if u.order_length}
+
+
+@pytest.mark.unit
+def test_defend_is_offered_only_with_a_marine_it_would_order():
+    """An intruder at home while every marine attacks far away: no defence to order (an
+    order for no units is an error in pysc2), until a marine is idle again."""
+
+    def unit(unit_type, alliance, x, y, orders=0):
+        return types.SimpleNamespace(
+            unit_type=unit_type, alliance=alliance, x=x, y=y, order_length=orders,
+            order_id_0=0, order_id_1=0, build_progress=100, tag=id(object()),
+        )  # fmt: skip
+
+    player = types.SimpleNamespace(minerals=0, food_cap=15, food_used=13)
+    home = [unit(units.Terran.CommandCenter, 1, 16, 47), unit(units.Zerg.Zergling, 4, 18, 45)]
+    away = unit(units.Terran.Marine, 1, 50, 10, orders=1)
+    defend = MACROS.index("defend")
+    assert not available({"raw_units": [*home, away], "player": player})[defend]
+    away.order_length = 0
+    assert available({"raw_units": [*home, away], "player": player})[defend]
