@@ -124,6 +124,14 @@ def test_a_melee_map_trains_on_the_outcome_unless_told_otherwise(clean_config, s
     assert resolve_run(melee).env_config.reward == "both"
 
 
+def test_the_macro_action_set_is_terrans_and_refuses_another_race(clean_config, sc2path):
+    from sc2dask.training.run_settings import resolve_run
+
+    melee = {"map": "Simple64", "opponent": "bot:terran:very_easy", "race": "zerg"}
+    with pytest.raises(ConfigError, match="Terran's macros.*--race terran"):
+        resolve_run(melee)
+
+
 def test_a_dask_config_file_wins_over_a_maps_default_even_with_the_packages_value(
     clean_config, sc2path, tmp_path
 ):
