@@ -125,40 +125,42 @@ class Board:
         """Squared distance from the command center."""
         return (unit.x - self.hall.x) ** 2 + (unit.y - self.hall.y) ** 2
 
+    def can(self) -> dict[str, bool]:
+        """Each macro's preconditions, by name."""
+        hall, minerals, supply = self.hall, self.minerals, self.supply_left
+        free_scvs = any(u.order_id_0 not in (BUILD_DEPOT, BUILD_BARRACKS) for u in self.scvs)
+        army = bool(self.marines)
+        return {
+            "no_op": True,
+            "build_supply_depot": hall is not None
+            and free_scvs
+            and minerals >= 100
+            and not self.ordered(BUILD_DEPOT)
+            and all(d.build_progress == 100 for d in self.depots),
+            "build_barracks": hall is not None
+            and free_scvs
+            and minerals >= 150
+            and any(d.build_progress == 100 for d in self.depots)
+            and not self.ordered(BUILD_BARRACKS),
+            "train_scv": hall is not None
+            and hall.order_length == 0
+            and minerals >= 50
+            and supply >= 1,
+            "train_marine": minerals >= 50 and supply >= 1 and bool(self.idle_barracks()),
+            "gather": hall is not None and any(u.order_length == 0 for u in self.scvs),
+            "defend": bool(self.defenders()) and bool(self.enemies_near()),
+            "attack": army,
+            "retreat": army and hall is not None,
+        }
+
 
 def available(observation) -> np.ndarray:
     """[len(MACROS)] bool: the macros that can act on this observation. It reads the
     observation alone, so a policy's mask and the env's actions agree, but for a few
     cases the mask cannot see, which play no_op: every building site refused three
     times, no mineral field left, no target and no command center to attack from."""
-    can = _can(Board.read(observation))
+    can = Board.read(observation).can()
     return np.array([can[name] for name in MACROS], bool)
-
-
-def _can(board: Board) -> dict[str, bool]:
-    """Each macro's preconditions, by name."""
-    hall, minerals, supply = board.hall, board.minerals, board.supply_left
-    free_scvs = any(u.order_id_0 not in (BUILD_DEPOT, BUILD_BARRACKS) for u in board.scvs)
-    army = bool(board.marines)
-    return {
-        "no_op": True,
-        "build_supply_depot": hall is not None
-        and free_scvs
-        and minerals >= 100
-        and not board.ordered(BUILD_DEPOT)
-        and all(d.build_progress == 100 for d in board.depots),
-        "build_barracks": hall is not None
-        and free_scvs
-        and minerals >= 150
-        and any(d.build_progress == 100 for d in board.depots)
-        and not board.ordered(BUILD_BARRACKS),
-        "train_scv": hall is not None and hall.order_length == 0 and minerals >= 50 and supply >= 1,
-        "train_marine": minerals >= 50 and supply >= 1 and bool(board.idle_barracks()),
-        "gather": hall is not None and any(u.order_length == 0 for u in board.scvs),
-        "defend": bool(board.defenders()) and bool(board.enemies_near()),
-        "attack": army,
-        "retreat": army and hall is not None,
-    }
 
 
 class TerranMacros:
@@ -175,9 +177,12 @@ class TerranMacros:
 
     def call(self, index: int, observation) -> actions.FunctionCall:
         """The raw action macro ``index`` makes of this observation (no_op if none)."""
-        board = Board.read(observation)
-        name = MACROS[index]
-        if not _can(board)[name]:
+        return self.play(MACROS[index], Board.read(observation))
+
+    def play(self, name: str, board: Board, can: dict[str, bool] | None = None):
+        """The raw action of macro ``name`` on a read ``board`` (no_op if it cannot act);
+        ``can``: the board's preconditions, where the caller has them already."""
+        if not (can if can is not None else board.can())[name]:
             return RAW.no_op()
         return getattr(self, f"_{name}")(board) or RAW.no_op()
 

@@ -333,7 +333,7 @@ class TerranMacro(base_agent.BaseAgent):
         super().step(obs)
         observation = obs.observation
         board = macros.Board.read(observation)
-        can = dict(zip(macros.MACROS, macros.available(observation)))
+        can = board.can()
         self.attacking = self.attacking or len(board.marines) >= self.WAVE
         wanted = {
             "build_supply_depot": board.supply_left < 8,
@@ -346,7 +346,7 @@ class TerranMacro(base_agent.BaseAgent):
         }
         for name, want in wanted.items():  # by priority
             if want and can[name]:
-                action = self.macros.call(macros.MACROS.index(name), observation)
+                action = self.macros.play(name, board, can)
                 if action.function != RAW.no_op.id:
                     return action
         return RAW.no_op()
@@ -368,5 +368,7 @@ class RandomMacro(base_agent.BaseAgent):
 
     def step(self, obs):
         super().step(obs)
-        choices = np.flatnonzero(macros.available(obs.observation))
-        return self.macros.call(int(self.rng.choice(choices)), obs.observation)
+        board = macros.Board.read(obs.observation)
+        can = board.can()
+        choices = [name for name in macros.MACROS if can[name]]
+        return self.macros.play(choices[int(self.rng.choice(len(choices)))], board, can)
