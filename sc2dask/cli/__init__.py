@@ -213,11 +213,11 @@ def _wait_stopping_on_interrupt(handle, console: Console) -> dict:
 
 def evaluate_agent(args: argparse.Namespace) -> int:
     """Score an agent over --episodes episodes on a Dask cluster; --json prints one object."""
-    from ..game import EnvConfig, plays_macros
+    from ..game import EnvConfig
     from ..game.recording import check_layer
     from ..training.checkpoint import checkpoint_agent_path, checkpoint_env
     from ..training.cluster import cluster_client
-    from ..training.evaluate import evaluate
+    from ..training.evaluate import agent_plays_macros, evaluate
     from ..training.video import check_video_path
 
     use_config_file(args)
@@ -250,7 +250,7 @@ def evaluate_agent(args: argparse.Namespace) -> int:
         )
     else:
         agent = args.agent
-        env["macro_actions"] = plays_macros(agent)  # ConfigError: no such agent
+        env["macro_actions"] = agent_plays_macros(agent)  # ConfigError: no such agent
     config = EnvConfig(**env)
     config.check(attached=bool(opts.sc2))  # before a cluster starts
     security = _security(args)

@@ -78,7 +78,7 @@ def evaluate(
         step_mul=opts.step_mul,
         race=opts.race,
         opponent=opts.opponent,
-        macro_actions=_plays_macros(agent),
+        macro_actions=agent_plays_macros(agent),
     )
     # unknown maps and players that do not fit fail here, before any worker starts a game
     config.check(attached=bool(opts.sc2))
@@ -116,7 +116,7 @@ def evaluate(
     )
 
 
-def _plays_macros(agent: str) -> bool:
+def agent_plays_macros(agent: str) -> bool:
     """Whether ``agent`` needs an env that takes macro actions: a checkpoint's own
     setting, else its class's (``sc2dask.game.plays_macros``)."""
     path, _, directory = agent.partition(":")
