@@ -2,7 +2,7 @@
 
 For each N of ``--nodes`` it builds N namespaced nodes (``tools/minicluster.py``), each
 capped at ``--cpu`` cores for its worker and its ``--envs-per-node`` games, and trains
-MoveToBeacon with sc2dask's defaults in ``--mode`` from a client capped at
+``--map`` (MoveToBeacon) with sc2dask's defaults for it in ``--mode`` from a client capped at
 ``--client-cpu`` cores (its own cgroup, in the root namespace) until the mean score of
 the last 100 episodes reaches ``--target`` or ``--minutes`` pass. The quotas are the same
 for every N, so N nodes have N times the env CPU and the same client.
@@ -53,6 +53,7 @@ CSV_COLUMNS = [
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", default="1,2,4", help="node counts, comma-separated")
+    parser.add_argument("--map", default="MoveToBeacon", help="trained with its defaults")
     parser.add_argument("--mode", choices=typing.get_args(Mode), default="sync")
     parser.add_argument("--compression", choices=typing.get_args(Compression), default="none")
     parser.add_argument("--minutes", type=float, default=6.0, help="wall budget per N")
@@ -102,7 +103,7 @@ def main(argv=None) -> int:
         writer.writeheader()
         writer.writerows(history)
     plot(history, results, out, args)
-    figures = summarise(results, args)
+    figures = summarise(results, args, history)
     for line in explain(figures, args):
         print(line)
     print(f"curves: {out} and {out.with_suffix('.csv')}")
@@ -133,6 +134,8 @@ def measure(n: int, args) -> tuple[dict, list[dict]]:
             cluster.scheduler_address,
             "--envs",
             str(envs),
+            "--map",
+            args.map,
             "--mode",
             args.mode,
             "--compression",
@@ -185,6 +188,7 @@ def run_one(args) -> int:
             time.sleep(0.5)
         run = sc2dask.train(
             client=client,
+            map=args.map,
             envs=args.envs,
             mode=args.mode,
             compression=args.compression,
@@ -258,7 +262,40 @@ def _finite(value):
     return value
 
 
-def summarise(results: list[dict], args) -> dict:
+def common_score_figures(history: list[dict], results: list[dict]) -> dict:
+    """Time to the best mean that every run reached (after 20 episodes), from the curves:
+    time to a score where the target was out of reach of some run in its budget."""
+    curves = {r["nodes"]: [row for row in history if row["nodes"] == r["nodes"]] for r in results}
+
+    def best(rows):
+        return max(
+            (row["mean_score_last_100"] for row in rows if (row.get("episodes") or 0) >= 20),
+            default=float("nan"),
+        )
+
+    common = min(best(rows) for rows in curves.values())
+    if common != common:  # a run with fewer than 20 episodes
+        return {}
+    minutes = [
+        next(
+            row["wall_s"] / 60
+            for row in curves[r["nodes"]]
+            if (row.get("episodes") or 0) >= 20 and row["mean_score_last_100"] >= common
+        )
+        for r in results
+    ]
+    base_nodes = results[0]["nodes"]
+    speedup = [minutes[0] / m for m in minutes]
+    return {
+        "common_score": round(common, 2),
+        "minutes_to_common_score": [round(m, 2) for m in minutes],
+        "efficiency_time_to_common_score": [
+            round(s * base_nodes / r["nodes"], 3) for s, r in zip(speedup, results)
+        ],
+    }
+
+
+def summarise(results: list[dict], args, history: list[dict] | None = None) -> dict:
     """Lists keyed by figure, in the order of the node counts, with speedup and efficiency
     against the first count (in steps/s and, where every run reached it, time to target)."""
     base = results[0]
@@ -278,7 +315,9 @@ def summarise(results: list[dict], args) -> dict:
             round(s * base["nodes"] / r["nodes"], 3)
             for s, r in zip(figures["speedup_time_to_target"], results)
         ]
+    figures.update(common_score_figures(history or [], results))
     figures.update(
+        map=args.map,
         mode=args.mode,
         compression=args.compression,
         sync_lr_scaling=_train_setting("sync_lr_scaling") if args.mode == "sync" else None,
@@ -302,6 +341,12 @@ def explain(figures: dict, args) -> list[str]:
     (sync: one per node per update) or trajectories it takes in.
     """
     lines = []
+    if "common_score" in figures:
+        lines.append(
+            f"time to {figures['common_score']} (the best mean every run reached): "
+            f"{figures['minutes_to_common_score']} min; efficiency against "
+            f"{figures['nodes'][0]} node(s): {figures['efficiency_time_to_common_score']}"
+        )
     n, sps = figures["nodes"], figures["agent_steps_per_s"]
     ups, client = figures["updates_per_s"], figures["client_cpu_cores"]
     bytes_in, bytes_out = (
@@ -403,7 +448,7 @@ def plot(history: list[dict], results: list[dict], out: Path, args) -> None:
         ax.grid(alpha=0.3)
     rule = f", sync-lr-scaling {_train_setting('sync_lr_scaling')}" if args.mode == "sync" else ""
     fig.suptitle(
-        f"sc2dask {args.mode} (compression {args.compression}{rule}) on the "
+        f"sc2dask {args.map}, {args.mode} (compression {args.compression}{rule}) on the "
         f"miniature cluster: "
         f"{args.cpu} cores and {args.envs_per_node} envs per node, client "
         f"{args.client_cpu} cores ({time.strftime('%Y-%m-%d')})",

@@ -33,6 +33,7 @@ from ..game import GAME_FAILURES, EnvConfig, game_seed, load_agent_class
 from ..game.recording import EpisodeRecorder, Recording, check_layer
 from ..monitoring.telemetry import HostReporter
 from .preload import worker_tf_threads
+from .reduction import TreeReducer
 from .rollout import play_batch
 from .slot import EnvSlot
 
@@ -61,7 +62,7 @@ class StaleWeights(ValueError):
     """Work came without weights, but the host does not hold that version (a new host)."""
 
 
-class EnvHost:
+class EnvHost(TreeReducer):
     """Several envs on one worker: evaluation episodes and policy rollouts.
 
     Attributes are declared on the class because dask resolves actor attribute reads
@@ -166,11 +167,14 @@ class EnvHost:
         self._reporter.after_rollout(self, trajectories)
         if order.work is Work.ROLLOUT:
             return RolloutResult(trajectories)
-        return await self._gradients(order, [t for t in trajectories if t is not None])
+        return await self._gradients(order, version, [t for t in trajectories if t is not None])
 
-    async def _gradients(self, order: WorkOrder, trajectories: list) -> GradientResult:
-        """The gradients of ``trajectories``, packed by the order's compression; topk's
-        residual stays here for this host's next gradient."""
+    async def _gradients(
+        self, order: WorkOrder, version: int, trajectories: list
+    ) -> GradientResult:
+        """The gradients of ``trajectories``, packed by the order's compression (topk's
+        residual stays here for this host's next gradient), or held here for a tree
+        reduction (``sync-reduce: tree``)."""
         if not trajectories:
             return GradientResult(None, {}, [])
         if (self._compressor.method, self._compressor.fraction) != (
@@ -189,8 +193,8 @@ class EnvHost:
         except NonFiniteGradients as exc:  # the client counts it; the steps still count
             log.warning("gradient rejected: %s", exc)
             return GradientResult(None, counts, scores, rejected=True, outcomes=outcomes)
-        packed = self._compressor.pack(grads)
-        return GradientResult(packed, {**metrics, **counts}, scores, outcomes=outcomes)
+        kept = self.hold(version, grads) if order.reduce == "tree" else self._compressor.pack(grads)
+        return GradientResult(kept, {**metrics, **counts}, scores, outcomes=outcomes)
 
     async def prepare(self, agent: AgentSpec, gradients: bool = False) -> dict:
         """Start every game, then build the policy in the background; returns
