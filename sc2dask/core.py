@@ -161,6 +161,7 @@ class RolloutResult:
     game crashed before it played a step."""
 
     trajectories: list[Trajectory | None]
+    rollout: str = ""  # this rollout's name, unique in the run (the host's and a count)
 
 
 @dataclasses.dataclass
@@ -177,6 +178,7 @@ class GradientResult:
     scores: list[float]  # episodes that ended in the rollout
     rejected: bool = False
     outcomes: list[int] = dataclasses.field(default_factory=list)  # of games for two
+    rollout: str = ""  # the rollout's name, unique in the run (the host's and a count)
 
 
 @dataclasses.dataclass(frozen=True)

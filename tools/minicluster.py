@@ -70,7 +70,8 @@ class MiniCluster:
     """``nodes`` namespaced nodes, a scheduler on the bridge, one worker per node.
 
     ``scheduler_address`` is ready once entered; ``workers[i]`` is node i's ``dask worker``
-    process (its Nanny). ``add_node()`` and ``stop_node(i)`` make nodes join and leave;
+    process (its Nanny). ``add_node()`` and ``stop_node(i)`` make nodes join and leave,
+    ``kill_node(i)`` and ``restart_node(i)`` kill a node outright and boot it again;
     ``link_down(i)``/``link_up(i)`` cut and restore a node's network; ``in_group`` runs a
     command (the client) in a capped cgroup of its own, and ``cpu_seconds`` reads any
     group's CPU time.
@@ -266,6 +267,20 @@ class MiniCluster:
         if self.workers[i] is not None:
             _kill_group(self.workers[i])
 
+    def kill_node(self, i: int) -> int:
+        """Node i dies at once, as a machine that loses power: SIGKILL to every process in
+        its cgroup (worker, Nanny, games) and namespace; the number of processes killed."""
+        pids = self.cgroup_pids(i) | _netns_pids(node_name(i))
+        _kill_pids(pids)
+        if self.workers[i] is not None:
+            self.workers[i].wait()
+            self.workers[i] = None
+        return len(pids)
+
+    def restart_node(self, i: int) -> None:
+        """Node i, killed or stopped, boots again: its worker starts and rejoins."""
+        self.workers[i] = self._start_worker(i)
+
     # --- faults --------------------------------------------------------------------------
 
     def link_down(self, i: int) -> None:
@@ -273,6 +288,13 @@ class MiniCluster:
 
     def link_up(self, i: int) -> None:
         _run("ip", "link", "set", f"{PREFIX}-v{i}", "master", BRIDGE, "up")
+
+    def link_is_up(self, i: int) -> bool:
+        """Whether node i's link to the bridge is up (the kernel's word for it)."""
+        done = subprocess.run(
+            ["ip", "-o", "link", "show", f"{PREFIX}-v{i}"], capture_output=True, text=True
+        )
+        return ",UP" in done.stdout or "<UP" in done.stdout
 
     def cgroup_pids(self, i: int) -> set[int]:
         """Processes in node i's cpu cgroup (its worker, nanny and games)."""

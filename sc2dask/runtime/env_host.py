@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import logging
 import os
 import threading
+import uuid
 
 import numpy as np
 
@@ -94,6 +96,7 @@ class EnvHost(TreeReducer):
         self._compressor = Compressor()
         self._reporter = HostReporter(n_envs)  # per-env stats for the training page
         self._rng = np.random.default_rng([seed, n_envs])  # the policy's action sampling
+        self._name, self._rollouts = uuid.uuid4().hex[:12], 0  # names each rollout's result
         self._env_threads = concurrent.futures.ThreadPoolExecutor(
             max(1, n_envs), thread_name_prefix="sc2dask-env"
         )  # one per env: steps overlap
@@ -165,9 +168,12 @@ class EnvHost(TreeReducer):
             order.env_groups,
         )
         self._reporter.after_rollout(self, trajectories)
+        self._rollouts += 1
+        rollout = f"{self._name}-{self._rollouts}"  # the client counts each once (Recorder)
         if order.work is Work.ROLLOUT:
-            return RolloutResult(trajectories)
-        return await self._gradients(order, version, [t for t in trajectories if t is not None])
+            return RolloutResult(trajectories, rollout)
+        result = await self._gradients(order, version, [t for t in trajectories if t is not None])
+        return dataclasses.replace(result, rollout=rollout)
 
     async def _gradients(
         self, order: WorkOrder, version: int, trajectories: list

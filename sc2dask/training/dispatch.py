@@ -96,6 +96,7 @@ class Dispatcher:
         except StaleWeights:  # a host recreated since holds other weights, or none
             self.give_work(placement, whole=True)
             return
+        self.recorder.arrived(result.rollout)
         plays_ahead = self.rule.plays_ahead
         if plays_ahead:
             self.give_work(placement)  # it plays while the client learns

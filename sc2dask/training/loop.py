@@ -119,6 +119,7 @@ class Training:
             "restarts": run.restarts(),
             "rejected_gradients": run.store.rejected if run.store else 0,
             "dropped_stale_gradients": p.dropped_stale,
+            "rollouts_counted_twice": p.counted_twice,
             "truncated": p.truncated,
             "version": run.store.version if run.store else 0,
             "bytes_moved": p.bytes_moved,  # weights out, results back, as sent

@@ -38,6 +38,7 @@ class Progress:
     bytes_to_hosts: int = 0  # weights
     bytes_from_hosts: int = 0  # trajectories (central) or gradients, as sent
     dropped_stale: int = 0
+    counted_twice: int = 0  # rollouts whose result came back more than once (none should)
     truncated: int = 0  # trajectories cut by a crashed game (bootstrapped, not ended)
     learner_samples: int = 0  # steps through the client's learner (central mode), reuse counted
     learner_seconds: float = 0.0  # wall time the client's learner spent on them
@@ -81,11 +82,20 @@ class Recorder:
         self._version, self._checkpoint, self._every = version, checkpoint, checkpoint_every
         self._publisher, self._summaries, self._on_update = publisher, summaries, on_update
         self.checkpointed_at = progress.updates  # updates at the last checkpoint
+        self._arrived: set[str] = set()  # the rollouts whose results came back
 
     def sent(self, nbytes: int) -> None:
         """Count bytes sent to a host (weights)."""
         self.progress.bytes_to_hosts += int(nbytes)
         self.progress.bytes_moved += int(nbytes)
+
+    def arrived(self, rollout: str) -> None:
+        """Note a rollout's result as it arrives; one seen before counts in
+        ``counted_twice``: the fault campaigns check that a redone call never counts a
+        rollout's steps twice (``benchmarks/bench_faults.py``)."""
+        if rollout and rollout in self._arrived:
+            self.progress.counted_twice += 1
+        self._arrived.add(rollout)
 
     def received(self, nbytes: int) -> None:
         """Count bytes a host sent back (trajectories or gradients, as they travelled)."""

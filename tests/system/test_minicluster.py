@@ -116,6 +116,26 @@ def test_sigterm_tears_everything_down_and_a_run_after_a_killed_one_starts(tmp_p
     assert _leftovers() == []
 
 
+def test_a_killed_node_dies_whole_and_boots_again_and_a_cut_link_is_down():
+    """The faults of the campaign at scale (benchmarks/bench_faults.py), one by one."""
+    with (
+        MiniCluster(nodes=1, cpu=0.3) as cluster,
+        Client(cluster.scheduler_address, timeout=30) as client,
+    ):
+        client.wait_for_workers(1, timeout=120)
+        assert cluster.kill_node(0) >= 2  # at least the Nanny and its worker
+        wait_until(lambda: not cluster.cgroup_pids(0), 10, "node 0's processes gone")
+        wait_until(lambda: not client.scheduler_info()["workers"], 60, "the worker gone")
+        cluster.link_down(0)
+        assert not cluster.link_is_up(0)
+        cluster.link_up(0)
+        assert cluster.link_is_up(0)
+        cluster.restart_node(0)
+        client.wait_for_workers(1, timeout=120)
+        assert cluster.cgroup_pids(0)
+    assert _leftovers() == []
+
+
 def _process(pid):
     try:
         return psutil.Process(pid)

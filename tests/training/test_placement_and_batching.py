@@ -171,6 +171,9 @@ def test_the_recorder_counts_batches_and_checkpoints_every_n_updates():
     )
     recorder.sent(600)
     recorder.received(400)
+    for rollout in ("a-1", "b-1", "a-2", "b-1", ""):  # a result seen twice, and a nameless one
+        recorder.arrived(rollout)
+    assert progress.counted_twice == 1
     for applied, scores in [(1, [2.0]), (0, []), (1, [4.0]), (1, [])]:
         recorder.record(applied, {"steps": 32.0, "loss": 0.5, "truncated": 1}, scores, 1)
     assert (progress.agent_steps, progress.updates, progress.episodes) == (128, 3, 2)

@@ -238,6 +238,7 @@ def test_a_killed_worker_mid_rollout_is_replaced_and_training_goes_on(client):
     assert not handle.running, "training stalled after the worker was killed"
     assert summary["agent_steps"] >= 480 and summary["rejected_gradients"] == 0
     assert pool.host_restarts >= 1 and summary["restarts"] >= 1
+    assert summary["rollouts_counted_twice"] == 0  # the redone rollout counted once
 
 
 def test_user_errors_are_clear(client, tmp_path):
