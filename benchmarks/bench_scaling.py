@@ -3,8 +3,9 @@
 For each N of ``--nodes`` it builds N namespaced nodes (``tools/minicluster.py``), each
 capped at ``--cpu`` cores for its worker and its ``--envs-per-node`` games, and trains
 ``--map`` (MoveToBeacon) with sc2dask's defaults for it in ``--mode`` from a client capped at
-``--client-cpu`` cores (its own cgroup, in the root namespace) until the mean score of
-the last 100 episodes reaches ``--target`` or ``--minutes`` pass. The quotas are the same
+``--client-cpu`` cores (its own cgroup, in the root namespace) until the mean score (or,
+``--metric win_rate`` on a map for two against ``--opponent``, the win rate) of the last
+100 episodes reaches ``--target`` or ``--minutes`` pass. The quotas are the same
 for every N, so N nodes have N times the env CPU and the same client.
 
 Per N it reports agent steps/s with learning, minutes to the target (or the score at the
@@ -37,11 +38,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 from minicluster import MiniCluster, MiniClusterUnavailable, node_name  # noqa: E402
 
+METRICS = {"score": "mean_score_last_100", "win_rate": "win_rate_last_100"}  # --metric
 CSV_COLUMNS = [
     "nodes",
     "agent_steps",
     "wall_s",
     "mean_score_last_100",
+    "win_rate_last_100",
     "episodes",
     "update",
     "bytes_to_hosts",
@@ -54,6 +57,14 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", default="1,2,4", help="node counts, comma-separated")
     parser.add_argument("--map", default="MoveToBeacon", help="trained with its defaults")
+    parser.add_argument("--opponent", help="a map for two: bot:RACE:DIFFICULTY")
+    parser.add_argument(
+        "--metric",
+        choices=list(METRICS),
+        default="score",
+        help="what --target and the curves measure: the mean score or the win rate "
+        "(a map for two) of the last 100 episodes",
+    )
     parser.add_argument("--mode", choices=typing.get_args(Mode), default="sync")
     parser.add_argument("--compression", choices=typing.get_args(Compression), default="none")
     parser.add_argument("--minutes", type=float, default=6.0, help="wall budget per N")
@@ -136,6 +147,9 @@ def measure(n: int, args) -> tuple[dict, list[dict]]:
             str(envs),
             "--map",
             args.map,
+            *([] if args.opponent is None else ["--opponent", args.opponent]),
+            "--metric",
+            args.metric,
             "--mode",
             args.mode,
             "--compression",
@@ -189,6 +203,7 @@ def run_one(args) -> int:
         run = sc2dask.train(
             client=client,
             map=args.map,
+            opponent=args.opponent,
             envs=args.envs,
             mode=args.mode,
             compression=args.compression,
@@ -199,7 +214,8 @@ def run_one(args) -> int:
         reached = None
         while run.running:
             p = run.progress
-            if reached is None and p.episodes >= 20 and p.mean_score_last_100 >= args.target:
+            value = getattr(p, METRICS[args.metric])
+            if reached is None and p.episodes >= 20 and value >= args.target:
                 reached = p.history[-1]
                 run.stop()
             elif p.history and p.history[-1]["wall_s"] >= budget:
@@ -220,7 +236,7 @@ def run_one(args) -> int:
                 "agent_steps_per_s": round(steps_per_s, 1),
                 "minutes_to_target": reached and round(reached["wall_s"] / 60, 2),
                 "steps_to_target": reached and reached["agent_steps"],
-                "score_at_end": round(summary["mean_score_last_100"], 2),
+                "score_at_end": round(summary[METRICS[args.metric]], 2),
                 "minutes": round(last["wall_s"] / 60, 2),
                 "agent_steps": summary["agent_steps"],
                 "updates": summary["updates"],
@@ -262,14 +278,14 @@ def _finite(value):
     return value
 
 
-def common_score_figures(history: list[dict], results: list[dict]) -> dict:
+def common_score_figures(history: list[dict], results: list[dict], key: str) -> dict:
     """Time to the best mean that every run reached (after 20 episodes), from the curves:
     time to a score where the target was out of reach of some run in its budget."""
     curves = {r["nodes"]: [row for row in history if row["nodes"] == r["nodes"]] for r in results}
 
     def best(rows):
         return max(
-            (row["mean_score_last_100"] for row in rows if (row.get("episodes") or 0) >= 20),
+            (row[key] for row in rows if (row.get("episodes") or 0) >= 20),
             default=float("nan"),
         )
 
@@ -280,7 +296,7 @@ def common_score_figures(history: list[dict], results: list[dict]) -> dict:
         next(
             row["wall_s"] / 60
             for row in curves[r["nodes"]]
-            if (row.get("episodes") or 0) >= 20 and row["mean_score_last_100"] >= common
+            if (row.get("episodes") or 0) >= 20 and row[key] >= common
         )
         for r in results
     ]
@@ -315,7 +331,7 @@ def summarise(results: list[dict], args, history: list[dict] | None = None) -> d
             round(s * base["nodes"] / r["nodes"], 3)
             for s, r in zip(figures["speedup_time_to_target"], results)
         ]
-    figures.update(common_score_figures(history or [], results))
+    figures.update(common_score_figures(history or [], results, METRICS[args.metric]))
     figures.update(
         map=args.map,
         mode=args.mode,
@@ -428,12 +444,12 @@ def plot(history: list[dict], results: list[dict], out: Path, args) -> None:
         rows = [row for row in history if row["nodes"] == r["nodes"]]
         left.plot(
             [row["wall_s"] / 60 for row in rows],
-            [row["mean_score_last_100"] for row in rows],
+            [row[METRICS[args.metric]] for row in rows],
             label=f"{r['nodes']} nodes",
         )
     left.axhline(args.target, color="grey", linestyle="--", linewidth=0.8)
     left.set_xlabel("wall time (min)")
-    left.set_ylabel("mean score, last 100 episodes")
+    left.set_ylabel(METRICS[args.metric].replace("_", " "))
     left.legend()
     nodes = [r["nodes"] for r in results]
     sps = [r["agent_steps_per_s"] for r in results]
