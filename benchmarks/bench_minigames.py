@@ -75,8 +75,19 @@ def main() -> int:
         help="a candidate agent setting instead of the default (action-set=attack); "
         "give it its own --out and --page",
     )
+    parser.add_argument(
+        "--train",
+        action="append",
+        default=[],
+        metavar="SETTING=VALUE",
+        help="a candidate train setting instead of the default (step-mul=16); give it its "
+        "own --out and --page",
+    )
     args = parser.parse_args()
     args.agent_overrides = dict(_setting(parser, text) for text in args.agent)
+    args.train_overrides = dict(_setting(parser, text) for text in args.train)
+    if {"map", "envs", "mode", "client", "agent_overrides"} & set(args.train_overrides):
+        parser.error("--train takes settings other than map, envs and mode (their own flags)")
     maps = list(SCENARIOS) if args.maps == "all" else args.maps.split(",")
     unknown = sorted(set(maps) - set(SCENARIOS))
     if unknown:
@@ -106,6 +117,7 @@ def train_map(client, name: str, folder: Path, args) -> dict:
         envs=args.envs,
         mode=args.mode,
         agent_overrides=args.agent_overrides,
+        **args.train_overrides,
     )
     saved = folder / "checkpoints"
     plot(curve, folder / "curve.png", name)
@@ -131,6 +143,7 @@ def train_map(client, name: str, folder: Path, args) -> dict:
         "mode": args.mode,
         "agent_class": state["agent_class"],
         "agent_overrides": args.agent,  # a candidate's settings; [] for the defaults
+        "train_overrides": args.train,
         "commit": COMMIT,
         "date": time.strftime("%Y-%m-%d"),
     }
@@ -147,7 +160,7 @@ def _setting(parser, text: str) -> tuple[str, object]:
     """``action-set=attack`` as ("action_set", "attack"); values are YAML (lists, numbers)."""
     name, sep, value = text.partition("=")
     if not sep:
-        parser.error(f"--agent {text!r}: write SETTING=VALUE, e.g. action-set=attack")
+        parser.error(f"{text!r}: write SETTING=VALUE, e.g. action-set=attack or step-mul=16")
     return name.strip().replace("-", "_"), yaml.safe_load(value)
 
 
