@@ -2,8 +2,9 @@
 
 Plays pysc2's RandomAgent (or the raw scripted TerranMacro with ``--macro``) against the
 emulator's bot at 64x64 with raw units, step_mul 8, for ``--steps`` agent steps or a whole
-game, and prints the steps/s and the units on the map at the end. Prints figures; asserts
-nothing. The target on docs/results/fullgame.md is 150 agent steps/s with about 50 units.
+game, and prints the steps/s, the units on the map at the end, and where a step's time
+goes: the CPU of the game process (the emulator), of pysc2 in this process (its protocol
+and observation decoding), and of the agent. Prints figures; asserts nothing. The target on docs/results/fullgame.md is 150 agent steps/s with about 50 units.
 
     python benchmarks/bench_melee_speed.py --steps 1500
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import time
 
+import psutil
 from absl import flags
 
 from sc2dask.game import find_game, make_env
@@ -42,17 +44,42 @@ def main() -> None:
         agent.setup(env.observation_spec()[0], env.action_spec()[0])
         agent.reset()
         timestep = env.reset()[0]
-        started, steps = time.perf_counter(), 0
+        games = [
+            p for p in psutil.Process().children(recursive=True)
+            if "sc2dask.emulator" in " ".join(p.cmdline())
+        ]  # fmt: skip
+        cpu_before = _cpu(psutil.Process()), sum(_cpu(g) for g in games)
+        started, steps, agent_s = time.perf_counter(), 0, 0.0
         while not timestep.last() and steps < args.steps:
-            timestep = env.step([agent.step(timestep)])[0]
+            thinking = time.process_time()
+            action = agent.step(timestep)
+            agent_s += time.process_time() - thinking
+            timestep = env.step([action])[0]
             steps += 1
         seconds = time.perf_counter() - started
+        here = _cpu(psutil.Process()) - cpu_before[0]
+        game = sum(_cpu(g) for g in games) - cpu_before[1]
     units = timestep.observation.raw_units
     print(
         f"Simple64 against {args.difficulty}, {'TerranMacro' if args.macro else 'RandomAgent'}: "
         f"{steps} agent steps in {seconds:.1f} s = {steps / seconds:.1f} agent steps/s; "
         f"game loop {int(timestep.observation.game_loop[0])}, {len(units)} units seen at the end"
     )
+    per_step = {
+        "the game (emulator) process": game,
+        "pysc2 in this process": here - agent_s,
+        "the agent": agent_s,
+    }
+    print(
+        "CPU per agent step: "
+        + ", ".join(f"{name} {1000 * s / steps:.2f} ms" for name, s in per_step.items())
+        + f"; wall {1000 * seconds / steps:.2f} ms"
+    )
+
+
+def _cpu(process: psutil.Process) -> float:
+    times = process.cpu_times()
+    return times.user + times.system
 
 
 if __name__ == "__main__":

@@ -542,17 +542,7 @@ class World:
 
     def _draw_sight(self) -> np.ndarray:
         height, width = MAP_SIZE[::-1]
-        vis = np.zeros((height, width), dtype=bool)
-        for u in self.own_units():
-            s = u.type.sight
-            x0, x1 = max(int(u.x - s), 0), min(int(u.x + s) + 1, width)
-            y0, y1 = max(int(u.y - s), 0), min(int(u.y + s) + 1, height)
-            if x0 >= x1 or y0 >= y1:
-                continue
-            xs = np.arange(x0, x1) + 0.5 - u.x
-            ys = np.arange(y0, y1)[:, None] + 0.5 - u.y
-            vis[y0:y1, x0:x1] |= xs**2 + ys**2 <= s**2
-        return vis
+        return sight_grid([(u.x, u.y, u.type.sight) for u in self.own_units()], width, height)
 
     def _update_fog(self) -> None:
         if self.scenario.fog:
@@ -603,6 +593,30 @@ class World:
                 unit.orders.append(copy)
             else:
                 unit.orders[:] = [copy]
+
+
+def sight_grid(eyes: list[tuple[float, float, float]], width: int, height: int) -> np.ndarray:
+    """[y, x] cells whose centre is within some eye's sight, eyes given as (x, y, radius).
+
+    Every eye's disc is computed at once, each in a square window around it, and OR-ed into
+    a grid padded by a window, so that no window needs clipping at the map's edge: a
+    handful of numpy calls for the whole army instead of ten per unit.
+    """
+    if not eyes:
+        return np.zeros((height, width), dtype=bool)
+    e = np.asarray(eyes, dtype=float)
+    pad = int(math.ceil(e[:, 2].max())) + 1  # a centre in sight is at most s + 0.5 away
+    size = 2 * pad + 1
+    x0 = np.floor(e[:, 0]).astype(int) - pad
+    y0 = np.floor(e[:, 1]).astype(int) - pad
+    steps = np.arange(size)
+    dx = x0[:, None] + steps + 0.5 - e[:, 0, None]
+    dy = y0[:, None] + steps + 0.5 - e[:, 1, None]
+    inside = dx[:, None, :] ** 2 + dy[:, :, None] ** 2 <= e[:, 2, None, None] ** 2
+    grid = np.zeros((height + 2 * size, width + 2 * size), dtype=bool)
+    for i, (x, y) in enumerate(zip(x0 + size, y0 + size)):
+        grid[y : y + size, x : x + size] |= inside[i]
+    return grid[size : size + height, size : size + width]
 
 
 def _cells(units: list[Unit]) -> dict[tuple[int, int], list]:
