@@ -22,15 +22,19 @@ a test: run it as root, with nothing else busy.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import typing
 from pathlib import Path
+
+import psutil
 
 from sc2dask.settings import Compression, Mode
 
@@ -166,7 +170,8 @@ def measure(n: int, args) -> tuple[dict, list[dict]]:
         groups = ["sc2dmc-client", "sc2dmc-scheduler", *(node_name(i) for i in range(n))]
         started = {g: cluster.cpu_seconds(g) for g in groups}
         began = time.monotonic()
-        done = subprocess.run(command, capture_output=True, text=True)
+        with RssSampler(cluster, n) as memory:
+            done = subprocess.run(command, capture_output=True, text=True)
         wall = time.monotonic() - began
         if done.returncode != 0:
             raise RuntimeError(f"the run on {n} nodes failed:\n{done.stderr[-4000:]}")
@@ -180,9 +185,39 @@ def measure(n: int, args) -> tuple[dict, list[dict]]:
             scheduler_cpu_cores=round(used["sc2dmc-scheduler"], 3),
             node_cpu_cores=round(sum(used[node_name(i)] for i in range(n)) / n, 3),
             client_throttled_s=round(cluster.throttled_seconds("sc2dmc-client"), 1),
+            node_rss_mb_max=round(max(memory.peak) / 2**20),
+            nodes_rss_gb_total=round(sum(memory.peak) / 2**30, 2),
         )
         rows = [{**row, "nodes": n} for row in json.loads(history.read_text())]
     return result, rows
+
+
+class RssSampler:
+    """The peak resident memory of each node's processes (worker, Nanny, games), sampled
+    every few seconds while a run lasts: 16 TensorFlow workers must fit the machine."""
+
+    def __init__(self, cluster, n: int, every: float = 5.0):
+        self.cluster, self.every = cluster, every
+        self.peak = [0] * n
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    def _sample(self):
+        while not self._stop.wait(self.every):
+            for i in range(len(self.peak)):
+                rss = 0
+                for pid in self.cluster.cgroup_pids(i):
+                    with contextlib.suppress(psutil.Error):
+                        rss += psutil.Process(pid).memory_info().rss
+                self.peak[i] = max(self.peak[i], rss)
 
 
 def run_one(args) -> int:
@@ -429,7 +464,8 @@ def format_result(r: dict) -> str:
         f"{r['agent_steps_per_s']} steps/s, {target}, {r['updates']} updates, "
         f"{r['bytes_to_hosts_per_update']} B out / {r['bytes_from_hosts_per_update']} B in "
         f"per update, client {r['client_cpu_cores']} cores (throttled "
-        f"{r['client_throttled_s']} s), nodes {r['node_cpu_cores']} cores each"
+        f"{r['client_throttled_s']} s), nodes {r['node_cpu_cores']} cores each, "
+        f"memory at most {r['node_rss_mb_max']} MB a node, {r['nodes_rss_gb_total']} GB in all"
     )
 
 
