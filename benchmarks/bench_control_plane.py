@@ -2,7 +2,7 @@
 compression, Adam in TensorFlow) and a real scheduler, with synthetic hosts.
 
     python benchmarks/bench_control_plane.py --hosts 16,64,256 --modes sync,async \\
-        --compression none,int8 --reduce both --seconds 60
+        --compression none,int8 --seconds 60
 
 The hosts (``synthetic_host.py``) answer as real ones do, at a real host's pace, with
 gradients of the real network's size, but play no game and import no TensorFlow; all of
@@ -53,9 +53,7 @@ def serve_workers(address: str, n: int, envs: int) -> None:
     asyncio.run(run())
 
 
-def measure(
-    client, mode, compression, hosts: int, envs: int, seconds: float, map_name: str, reduce: str
-):
+def measure(client, mode, compression, hosts: int, envs: int, seconds: float, map_name: str):
     """One point: train for ``seconds`` after the first update, with ``hosts`` hosts."""
     rows: list[tuple] = []  # (monotonic, client CPU s, row, wall clock, others' CPU s)
     me = psutil.Process()
@@ -72,7 +70,6 @@ def measure(
         mode=mode,
         envs=hosts * envs,
         compression=compression,
-        sync_reduce=reduce,
         max_steps=10**12,
         on_update=record,
     )
@@ -97,7 +94,6 @@ def measure(
         "envs": hosts * envs,
         "mode": mode,
         "compression": compression,
-        "reduce": reduce,
         "updates_per_s": round(updates / wall, 2),
         "agent_steps_per_s": round((r1["agent_steps"] - r0["agent_steps"]) / wall, 1),
         "client_cores": round((c1 - c0) / wall, 3),
@@ -119,18 +115,6 @@ def measure(
 PROCESSES: dict[str, int] = {}
 
 
-def points(args) -> list[tuple[str, str, str]]:
-    """(mode, compression, sync-reduce) of each point at one host count: the tree only in
-    sync mode and without compression (it sums float32 on the workers)."""
-    reduces = ["client", "tree"] if args.reduce == "both" else [args.reduce]
-    return [
-        (mode, compression, reduce)
-        for mode in args.modes.split(",")
-        for compression in args.compression.split(",")
-        for reduce in (reduces if mode == "sync" and compression == "none" else ["client"])
-    ]
-
-
 def process_cpu(pid: int) -> float:
     cpu = psutil.Process(pid).cpu_times()
     return cpu.user + cpu.system
@@ -141,9 +125,6 @@ def main() -> None:
     parser.add_argument("--hosts", default="16,64", help="comma-separated host counts")
     parser.add_argument("--modes", default="sync,async")
     parser.add_argument("--compression", default="none")
-    parser.add_argument(
-        "--reduce", default="client", help="sync: client, tree, or both (sync-reduce)"
-    )
     parser.add_argument("--envs", type=int, default=2, help="envs per host")
     parser.add_argument(
         "--map", default="MoveToBeacon", help="whose default network the gradients match"
@@ -183,13 +164,13 @@ def main() -> None:
                 workers.stdout.readline()  # "ready"
                 with Client(address, timeout=120) as client:
                     client.wait_for_workers(hosts, timeout=600)
-                    for mode, compression, reduce in points(args):
-                        point = measure(
-                            client, mode, compression, hosts, args.envs, args.seconds, args.map,
-                            reduce,
-                        )  # fmt: skip
-                        results.append(point)
-                        print(json.dumps(point), flush=True)
+                    for mode in args.modes.split(","):
+                        for compression in args.compression.split(","):
+                            point = measure(
+                                client, mode, compression, hosts, args.envs, args.seconds, args.map
+                            )
+                            results.append(point)
+                            print(json.dumps(point), flush=True)
             finally:
                 workers.kill()
                 scheduler.kill()

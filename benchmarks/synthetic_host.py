@@ -20,16 +20,14 @@ import numpy as np
 from sc2dask.compression import Compressor, WeightDelta
 from sc2dask.core import GradientResult, Work
 from sc2dask.game.pysc2lib import features
-from sc2dask.runtime.reduction import TreeReducer
 
 # A real env's agent steps per second: a miniature-cluster node (0.35 core, 2 games)
 # plays MoveToBeacon at about 64 steps/s (docs/results/scaling.md).
 ENV_STEPS_PER_S = float(os.environ.get("SC2DASK_SYNTHETIC_STEPS_PER_S", "32"))
 
 
-class SyntheticHost(TreeReducer):
-    """``EnvHost``'s interface for the client: prepare, work, stats, close, and the tree
-    reduction's hold and reduce, as ``EnvHost`` has them."""
+class SyntheticHost:
+    """``EnvHost``'s interface for the client: prepare, work, stats, close."""
 
     n_envs: int = 0
 
@@ -63,10 +61,7 @@ class SyntheticHost(TreeReducer):
             (1e-4 * self._rng.standard_normal(shape)).astype(np.float32)
             for shape in self._shapes or []
         ]
-        if order.reduce == "tree":
-            packed = self.hold(version, grads)
-        else:
-            packed = await asyncio.to_thread(self._compressor.pack, grads)
+        packed = await asyncio.to_thread(self._compressor.pack, grads)
         steps = order.n_steps * self.n_envs  # the envs play side by side
         rest = order.n_steps / ENV_STEPS_PER_S - (time.monotonic() - started)
         await asyncio.sleep(max(0.0, rest))

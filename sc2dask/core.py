@@ -143,8 +143,7 @@ class WorkOrder:
     """The work an update rule asks of every host: ``n_steps`` of each env with the policy
     of ``agent``, then ``work``. ``env_groups`` splits a host's envs into
     groups that take turns (``play_batch``); ``compression`` and ``fraction`` say how
-    gradients travel back (``sc2dask/compression.py``), or ``reduce`` says they stay on
-    the host until a ``ReductionTree`` sums them on the workers."""
+    gradients travel back (``sc2dask/compression.py``)."""
 
     work: Work
     n_steps: int
@@ -152,7 +151,6 @@ class WorkOrder:
     env_groups: int = 1
     compression: str = "none"
     fraction: float = 0.01
-    reduce: str = "client"  # tree: the host holds its gradients for a ReductionTree
 
 
 @dataclasses.dataclass
@@ -179,27 +177,6 @@ class GradientResult:
     rejected: bool = False
     outcomes: list[int] = dataclasses.field(default_factory=list)  # of games for two
     rollout: str = ""  # the rollout's name, unique in the run (the host's and a count)
-
-
-@dataclasses.dataclass(frozen=True)
-class HeldGradients:
-    """A ``GradientResult``'s ``grads`` when the order says ``reduce: tree``: the host keeps
-    its gradients of ``version`` until a ``ReductionTree`` asks for them."""
-
-    version: int
-
-
-@dataclasses.dataclass
-class ReductionTree:
-    """One node of a weighted sum of hosts' held gradients, computed on the workers:
-    ``host`` (an env host's actor) adds ``weight`` times its gradients of ``version`` to
-    the sums of its ``children``, so gradients meet on the workers and the client receives
-    one sum per update instead of one gradient per host."""
-
-    host: Any
-    version: int
-    weight: float
-    children: list[ReductionTree] = dataclasses.field(default_factory=list)
 
 
 class Encoder(Protocol):

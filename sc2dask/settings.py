@@ -45,7 +45,6 @@ Mode = Literal["central", "sync", "async"]
 Precision = Literal["float32", "mixed_float16", "mixed_bfloat16"]
 Compression = Literal["none", "fp16", "int8", "topk"]
 LrScaling = Literal["none", "sqrt", "linear"]
-SyncReduce = Literal["client", "tree"]
 AsyncDamping = Literal["excess", "staleness"]
 Race = Literal["terran", "zerg", "protoss", "random"]
 Reward = Literal["score", "outcome", "both"]
@@ -273,11 +272,6 @@ class TrainSettings(_Section):
         "sync: scale each update's learning rate with the "
         "number K of gradients it averages (a K times larger "
         "batch): none, sqrt (by sqrt(K)) or linear (by K)"
-    )
-    sync_reduce: SyncReduce = rule(
-        "sync: where an update's gradients are averaged: client (each host's comes to "
-        "the client) or tree (summed up a binary tree of hosts on the workers, so the "
-        "client takes in one sum per update; no gradient compression)"
     )
     async_lr_damping: AsyncDamping = rule(
         "async: divide a gradient's learning rate by 1 + the staleness beyond the H - 1 "

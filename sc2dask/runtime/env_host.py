@@ -35,7 +35,6 @@ from ..game import GAME_FAILURES, EnvConfig, game_seed, load_agent_class
 from ..game.recording import EpisodeRecorder, Recording, check_layer
 from ..monitoring.telemetry import HostReporter
 from .preload import worker_tf_threads
-from .reduction import TreeReducer
 from .rollout import play_batch
 from .slot import EnvSlot
 
@@ -64,7 +63,7 @@ class StaleWeights(ValueError):
     """Work came without weights, but the host does not hold that version (a new host)."""
 
 
-class EnvHost(TreeReducer):
+class EnvHost:
     """Several envs on one worker: evaluation episodes and policy rollouts.
 
     Attributes are declared on the class because dask resolves actor attribute reads
@@ -172,15 +171,12 @@ class EnvHost(TreeReducer):
         rollout = f"{self._name}-{self._rollouts}"  # the client counts each once (Recorder)
         if order.work is Work.ROLLOUT:
             return RolloutResult(trajectories, rollout)
-        result = await self._gradients(order, version, [t for t in trajectories if t is not None])
+        result = await self._gradients(order, [t for t in trajectories if t is not None])
         return dataclasses.replace(result, rollout=rollout)
 
-    async def _gradients(
-        self, order: WorkOrder, version: int, trajectories: list
-    ) -> GradientResult:
-        """The gradients of ``trajectories``, packed by the order's compression (topk's
-        residual stays here for this host's next gradient), or held here for a tree
-        reduction (``sync-reduce: tree``)."""
+    async def _gradients(self, order: WorkOrder, trajectories: list) -> GradientResult:
+        """The gradients of ``trajectories``, packed by the order's compression; topk's
+        residual stays here for this host's next gradient."""
         if not trajectories:
             return GradientResult(None, {}, [])
         if (self._compressor.method, self._compressor.fraction) != (
@@ -199,8 +195,8 @@ class EnvHost(TreeReducer):
         except NonFiniteGradients as exc:  # the client counts it; the steps still count
             log.warning("gradient rejected: %s", exc)
             return GradientResult(None, counts, scores, rejected=True, outcomes=outcomes)
-        kept = self.hold(version, grads) if order.reduce == "tree" else self._compressor.pack(grads)
-        return GradientResult(kept, {**metrics, **counts}, scores, outcomes=outcomes)
+        packed = self._compressor.pack(grads)
+        return GradientResult(packed, {**metrics, **counts}, scores, outcomes=outcomes)
 
     async def prepare(self, agent: AgentSpec, gradients: bool = False) -> dict:
         """Start every game, then build the policy in the background; returns

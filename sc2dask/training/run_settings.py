@@ -105,18 +105,6 @@ def check_settings(
             f"updates that average several hosts' gradients, which only "
             f"mode='sync' makes; set mode='sync', or leave sync-lr-scaling unset."
         )
-    if opts.sync_reduce == "tree" and opts.mode != "sync":
-        raise ConfigError(
-            f"sync-reduce='tree' sums the gradients of a sync update on the workers, which "
-            f"only mode='sync' makes (this run is {opts.mode!r}); set mode='sync', or "
-            f"leave sync-reduce as 'client'."
-        )
-    if opts.sync_reduce == "tree" and opts.compression != "none":
-        raise ConfigError(
-            f"sync-reduce='tree' sums float32 gradients on the workers, so it takes no "
-            f"gradient compression ({opts.compression!r}); set compression='none', or "
-            f"sync-reduce='client'."
-        )
     if agent.epochs > 1 and opts.mode != "central":
         raise ConfigError(
             f"epochs={agent.epochs} reuses each batch on the client, so it "

@@ -15,8 +15,6 @@ back it hands it to the rule, and gives new work to the hosts the rule returns.
   straggler's host gets new work at once, on the weights of the moment.
   ``sync-lr-scaling`` scales the learning rate of an update with the number of gradients
   it averages (sqrt or linear), since more hosts give larger batches, not more updates.
-  ``sync-reduce: tree`` leaves the gradients on the hosts and sums them up a tree of
-  hosts (``reduction.py``), so the client takes in one sum per update, not K gradients.
 - ``AsyncUpdates``: each host's gradient is applied as it arrives, with the learning rate
   divided by (1 + the staleness beyond H - 1) for H hosts (``async-lr-damping: excess``,
   the default), or by (1 + staleness) (``staleness``: staleness-aware async SGD, Zhang et
@@ -28,10 +26,8 @@ back it hands it to the rule, and gives new work to the hosts the rule returns.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import time
 import typing
-from collections.abc import Callable
 
 import numpy as np
 
@@ -39,7 +35,6 @@ from .. import compression
 from ..core import (
     AgentSpec,
     GradientResult,
-    HeldGradients,
     Metrics,
     NonFiniteGradients,
     RolloutResult,
@@ -49,11 +44,7 @@ from ..core import (
 from ..errors import ConfigError
 from ..settings import AsyncDamping, TrainSettings
 from .recorder import Recorder
-from .reduction import ReductionFailed, reduce_on_workers
 from .store import ParameterStore
-
-# (host actor, version of its held gradients, weight) per gradient -> their weighted sum
-Reducer = Callable[[list[tuple[typing.Any, int, float]]], list[np.ndarray]]
 
 
 class UpdateRule:
@@ -61,7 +52,6 @@ class UpdateRule:
 
     work = Work.GRADIENTS  # what this rule asks of the hosts
     plays_ahead = False  # True: a host gets new work before its result is learned from
-    reduce = "client"  # tree: hosts hold their gradients for a tree reduction
 
     def __init__(
         self,
@@ -75,9 +65,7 @@ class UpdateRule:
 
     def order(self, n_steps: int, agent: AgentSpec, env_groups: int = 1) -> WorkOrder:
         """The work this rule asks of every host, for rollouts of ``n_steps``."""
-        return WorkOrder(
-            self.work, n_steps, agent, env_groups, self.compression, self.fraction, self.reduce
-        )
+        return WorkOrder(self.work, n_steps, agent, env_groups, self.compression, self.fraction)
 
     def on_result(self, placement, result, version: int) -> list:
         """Take ``result`` of ``placement``'s work at ``version``; return the placements
@@ -198,31 +186,26 @@ class SyncUpdates(UpdateRule):
         lr_scaling: str = "none",
         compression: str = "none",
         fraction: float = 0.01,
-        reducer: Reducer | None = None,  # None: the gradients come to the client
     ):
         super().__init__(store, recorder, compression, fraction)
         self.k, self.max_staleness = gradients_per_update, max_staleness
         self.lr_scaling = LR_SCALINGS[lr_scaling]
-        self.reducer = reducer
-        self.reduce = "client" if reducer is None else "tree"
         self._given_k = None if follow_hosts else gradients_per_update  # sync-gradients
-        # (placement, result with unpacked or held gradients, the version it played)
-        self._batch: list[tuple[typing.Any, GradientResult, int]] = []
+        self._batch: list[tuple[GradientResult, int]] = []  # (unpacked result, its version)
         self._waiting: list = []  # placements whose result is in the batch
 
     def on_result(self, placement, result: GradientResult, version):
         staleness = self.store.version - version
         _count_rejected(self, result, version)
-        packed = None if isinstance(result.grads, HeldGradients) else result.grads
-        if packed is not None:  # it came here (with a tree, it is held on its host)
-            self.recorder.received(compression.nbytes(packed))
         if result.grads is not None and staleness > self.max_staleness:  # too late
+            self.recorder.received(compression.nbytes(result.grads))
             self.recorder.progress.dropped_stale += 1
             self.recorder.record(False, result.metrics, result.scores, staleness, result.outcomes)
             return [placement]  # fresh weights, fresh work
-        if packed is not None:
-            result = dataclasses.replace(result, grads=compression.unpack(packed))
-        self._batch.append((placement, result, version))
+        if result.grads is not None:
+            self.recorder.received(compression.nbytes(result.grads))
+            result = dataclasses.replace(result, grads=compression.unpack(result.grads))
+        self._batch.append((result, version))
         if staleness > 0:
             # A straggler: the update it was meant for is made. Its gradient waits for the
             # next one, but its host need not: it plays on with the weights there are now,
@@ -243,26 +226,13 @@ class SyncUpdates(UpdateRule):
             return []  # the hosts in it wait for the broadcast
         batch, self._batch = self._batch, []
         waiting, self._waiting = self._waiting, []
-        usable = [(p, r, v) for p, r, v in batch if r.grads is not None]
+        usable = [(r, v) for r, v in batch if r.grads is not None]
         if usable:
-            results = [r for _, r, _ in usable]
-            weights = gradient_weights(
-                results, [1.0 / (1 + self.store.version - v) for _, _, v in usable]
+            results = [r for r, _ in usable]
+            grads, metrics = average_gradients(
+                results, [1.0 / (1 + self.store.version - v) for _, v in usable]
             )
-            metrics = average_metrics(results)
-            staleness = max(self.store.version - v for _, _, v in usable)
-            try:
-                grads = self._average(usable, weights)
-            except ReductionFailed as exc:  # its gradients are lost; the steps still count
-                self.store.reject(exc)
-                self.recorder.record(
-                    False,
-                    metrics,
-                    [s for r in results for s in r.scores],
-                    staleness,
-                    [o for r in results for o in r.outcomes],
-                )
-                return waiting
+            staleness = max(self.store.version - v for _, v in usable)
             applied = self.store.apply(grads, lr_scale=self.lr_scaling(len(results)))
             self.recorder.record(
                 applied,
@@ -272,16 +242,6 @@ class SyncUpdates(UpdateRule):
                 [o for r in results for o in r.outcomes],
             )
         return waiting
-
-    def _average(self, usable: list, weights: np.ndarray) -> list[np.ndarray]:
-        """The weighted average of the batch's gradients: here, or up a tree of its hosts."""
-        if self.reducer is None:
-            return weighted_average([r.grads for _, r, _ in usable], weights)
-        grads = self.reducer(
-            [(p.host, r.grads.version, float(w)) for (p, r, _), w in zip(usable, weights)]
-        )
-        self.recorder.received(compression.nbytes(grads))
-        return grads
 
 
 # sync-lr-scaling: the learning-rate factor of an update that averages k gradients. The
@@ -329,9 +289,6 @@ def make_update_rule(
             settings.compression,
             settings.topk_fraction,
         )
-    reducer = None
-    if settings.sync_reduce == "tree":  # with no compression (check_settings)
-        reducer = functools.partial(reduce_on_workers, timeout=settings.call_timeout)
     k = settings.sync_gradients or n_hosts
     if k > n_hosts:
         raise ConfigError(
@@ -348,48 +305,32 @@ def make_update_rule(
         lr_scaling=settings.sync_lr_scaling,
         compression=settings.compression,
         fraction=settings.topk_fraction,
-        reducer=reducer,
     )
 
 
-def gradient_weights(results: list[GradientResult], discounts: list[float] | None = None):
-    """Each result's share of an average: a host that played more steps counts more, as if
-    one learner had seen every step. ``discounts`` (one per result, default 1) scale a
-    result's weight before normalising: stale ones count less."""
+def average_gradients(
+    results: list[GradientResult], discounts: list[float] | None = None
+) -> tuple[list[np.ndarray], dict[str, float]]:
+    """The per-step average of hosts' unpacked gradients: a host that played more steps
+    counts more, as if one learner had seen every step. ``discounts`` (one per result,
+    default 1) scale a result's weight before normalising: stale ones count less."""
     weights = np.array([r.metrics["steps"] for r in results], dtype=np.float64)
     if discounts is not None:
         weights *= np.asarray(discounts, dtype=np.float64)
-    return weights / weights.sum()
-
-
-def weighted_average(grads: list[list[np.ndarray]], weights) -> list[np.ndarray]:
-    return [sum(w * g[i] for w, g in zip(weights, grads)) for i in range(len(grads[0]))]
-
-
-def average_metrics(results: list[GradientResult]) -> dict[str, float]:
-    """The results' metrics, each the mean over the results that have it, but the step and
-    truncation counts, which are summed."""
-    # A rollout in which no episode ended has no mean_episode_score (sc2dask/agents/a2c.py),
-    # and with K of N gradients per update the hosts' episodes no longer end in the same
-    # rollout.
+    weights /= weights.sum()
+    unpacked = [r.grads for r in results if r.grads is not None]
+    assert len(unpacked) == len(results), "average only results that carry gradients"
+    grads = [sum(w * g[i] for w, g in zip(weights, unpacked)) for i in range(len(unpacked[0]))]
+    # A metric is the mean over the results that have it: a rollout in which no episode
+    # ended has no mean_episode_score (sc2dask/agents/a2c.py), and with K of N gradients
+    # per update the hosts' episodes no longer end in the same rollout.
     keys = dict.fromkeys(key for r in results for key in r.metrics)
     metrics = {
         key: float(np.mean([r.metrics[key] for r in results if key in r.metrics])) for key in keys
     }
     metrics["steps"] = float(sum(r.metrics["steps"] for r in results))
     metrics["truncated"] = sum(r.metrics.get("truncated", 0) for r in results)
-    return metrics
-
-
-def average_gradients(
-    results: list[GradientResult], discounts: list[float] | None = None
-) -> tuple[list[np.ndarray], dict[str, float]]:
-    """The per-step average of hosts' unpacked gradients (``gradient_weights``), and their
-    metrics (``average_metrics``)."""
-    grads = [r.grads for r in results if r.grads is not None]
-    assert len(grads) == len(results), "average only results that carry gradients"
-    weights = gradient_weights(results, discounts)
-    return weighted_average(grads, weights), average_metrics(results)
+    return grads, metrics
 
 
 def minibatches(trajectories: list, n: int, rng: np.random.Generator) -> list[list]:

@@ -152,11 +152,6 @@ def test_settings_that_must_agree():
     check_settings(_train(mode="sync", sync_lr_scaling="linear"), plain)
     with pytest.raises(ConfigError, match="action-set 'jump' is not one of"):
         check_settings(_train(), load(AgentSettings, {"action_set": "jump"}).values)
-    with pytest.raises(ConfigError, match="only mode='sync' makes .this run is 'async'"):
-        check_settings(_train(mode="async", sync_reduce="tree"), plain)
-    with pytest.raises(ConfigError, match="no gradient compression .'int8'"):
-        check_settings(_train(mode="sync", sync_reduce="tree", compression="int8"), plain)
-    check_settings(_train(mode="sync", sync_reduce="tree"), plain)
 
 
 def test_the_recorder_counts_batches_and_checkpoints_every_n_updates():
