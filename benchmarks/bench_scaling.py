@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 from minicluster import MiniCluster, MiniClusterUnavailable, node_name  # noqa: E402
 
+WINDOW = 100  # episodes in the mean a common score is read from
 METRICS = {"score": "mean_score_last_100", "win_rate": "win_rate_last_100"}  # --metric
 CSV_COLUMNS = [
     "nodes",
@@ -314,24 +315,25 @@ def _finite(value):
 
 
 def common_score_figures(history: list[dict], results: list[dict], key: str) -> dict:
-    """Time to the best mean that every run reached (after 20 episodes), from the curves:
-    time to a score where the target was out of reach of some run in its budget."""
+    """Time to the best mean that every run reached, from the curves: time to a score where
+    the target was out of reach of some run in its budget. Only full windows of 100
+    episodes count: the mean of the first few episodes is mostly luck."""
     curves = {r["nodes"]: [row for row in history if row["nodes"] == r["nodes"]] for r in results}
 
     def best(rows):
         return max(
-            (row[key] for row in rows if (row.get("episodes") or 0) >= 20),
+            (row[key] for row in rows if (row.get("episodes") or 0) >= WINDOW),
             default=float("nan"),
         )
 
     common = min(best(rows) for rows in curves.values())
-    if common != common:  # a run with fewer than 20 episodes
+    if common != common:  # a run with fewer than WINDOW episodes
         return {}
     minutes = [
         next(
             row["wall_s"] / 60
             for row in curves[r["nodes"]]
-            if (row.get("episodes") or 0) >= 20 and row[key] >= common
+            if (row.get("episodes") or 0) >= WINDOW and row[key] >= common
         )
         for r in results
     ]
