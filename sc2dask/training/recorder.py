@@ -82,7 +82,7 @@ class Recorder:
         self._version, self._checkpoint, self._every = version, checkpoint, checkpoint_every
         self._publisher, self._summaries, self._on_update = publisher, summaries, on_update
         self.checkpointed_at = progress.updates  # updates at the last checkpoint
-        self._arrived: set[str] = set()  # the rollouts whose results came back
+        self._arrived: dict[str, int] = {}  # each host's newest rollout counted
 
     def sent(self, nbytes: int) -> None:
         """Count bytes sent to a host (weights)."""
@@ -90,12 +90,17 @@ class Recorder:
         self.progress.bytes_moved += int(nbytes)
 
     def arrived(self, rollout: str) -> None:
-        """Note a rollout's result as it arrives; one seen before counts in
-        ``counted_twice``: the fault campaigns check that a redone call never counts a
-        rollout's steps twice (``benchmarks/bench_faults.py``)."""
-        if rollout and rollout in self._arrived:
+        """Note a rollout's result (``HOST-N``, the host's Nth) as it arrives; one seen
+        before counts in ``counted_twice``: the fault campaigns check that a redone call
+        never counts a rollout's steps twice (``benchmarks/bench_faults.py``). A host has
+        one rollout in flight at a time, so its results come in order, and one per host is
+        all there is to keep."""
+        host, _, count = rollout.rpartition("-")
+        if not host:
+            return  # a host that does not name its rollouts
+        if int(count) <= self._arrived.get(host, 0):
             self.progress.counted_twice += 1
-        self._arrived.add(rollout)
+        self._arrived[host] = max(int(count), self._arrived.get(host, 0))
 
     def received(self, nbytes: int) -> None:
         """Count bytes a host sent back (trajectories or gradients, as they travelled)."""
