@@ -600,7 +600,7 @@ def sight_grid(eyes: list[tuple[float, float, float]], width: int, height: int) 
 
     Every eye's disc is computed at once, each in a square window around it, and OR-ed into
     a grid padded by a window, so that no window needs clipping at the map's edge: a
-    handful of numpy calls for the whole army instead of ten per unit.
+    handful of numpy calls for the whole army and one per unit, instead of ten per unit.
     """
     if not eyes:
         return np.zeros((height, width), dtype=bool)

@@ -96,7 +96,7 @@ class Recorder:
         one rollout in flight at a time, so its results come in order, and one per host is
         all there is to keep."""
         host, _, count = rollout.rpartition("-")
-        if not host:
+        if not host or not count.isdigit():
             return  # a host that does not name its rollouts
         if int(count) <= self._arrived.get(host, 0):
             self.progress.counted_twice += 1
