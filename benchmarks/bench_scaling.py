@@ -314,6 +314,11 @@ def _finite(value):
     return value
 
 
+def efficiency(speedups: list[float], results: list[dict]) -> list[float]:
+    """Each speedup against the first run, per node added: 1 is linear."""
+    return [round(s * results[0]["nodes"] / r["nodes"], 3) for s, r in zip(speedups, results)]
+
+
 def common_score_figures(history: list[dict], results: list[dict], key: str) -> dict:
     """Time to the best mean that every run reached, from the curves: time to a score where
     the target was out of reach of some run in its budget. Only full windows of 100
@@ -337,14 +342,11 @@ def common_score_figures(history: list[dict], results: list[dict], key: str) -> 
         )
         for r in results
     ]
-    base_nodes = results[0]["nodes"]
     speedup = [minutes[0] / m for m in minutes]
     return {
         "common_score": round(common, 2),
         "minutes_to_common_score": [round(m, 2) for m in minutes],
-        "efficiency_time_to_common_score": [
-            round(s * base_nodes / r["nodes"], 3) for s, r in zip(speedup, results)
-        ],
+        "efficiency_time_to_common_score": efficiency(speedup, results),
     }
 
 
@@ -356,18 +358,14 @@ def summarise(results: list[dict], args, history: list[dict] | None = None) -> d
     figures["speedup_steps_per_s"] = [
         round(r["agent_steps_per_s"] / base["agent_steps_per_s"], 3) for r in results
     ]
-    figures["efficiency_steps_per_s"] = [
-        round(s * base["nodes"] / r["nodes"], 3)
-        for s, r in zip(figures["speedup_steps_per_s"], results)
-    ]
+    figures["efficiency_steps_per_s"] = efficiency(figures["speedup_steps_per_s"], results)
     if all(r["minutes_to_target"] for r in results):
         figures["speedup_time_to_target"] = [
             round(base["minutes_to_target"] / r["minutes_to_target"], 3) for r in results
         ]
-        figures["efficiency_time_to_target"] = [
-            round(s * base["nodes"] / r["nodes"], 3)
-            for s, r in zip(figures["speedup_time_to_target"], results)
-        ]
+        figures["efficiency_time_to_target"] = efficiency(
+            figures["speedup_time_to_target"], results
+        )
     figures.update(common_score_figures(history or [], results, METRICS[args.metric]))
     figures.update(
         map=args.map,
