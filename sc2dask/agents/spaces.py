@@ -23,6 +23,9 @@ from ..game.pysc2lib import actions, features
 # follows Reaver's mini-game set (plus the economy functions the two build maps need).
 ACTION_SETS: dict[str, tuple[str, ...] | None] = {
     "move": ("no_op", "select_army", "Move_screen"),
+    # Two marines apart (CollectMineralShards): select one marine by clicking it, or
+    # the army, and move; the marines can split the field between them.
+    "split": ("no_op", "select_army", "select_point", "Move_screen"),
     "minigames": (
         "no_op",
         "move_camera",
@@ -115,6 +118,7 @@ ACTION_SETS.update(MACRO_SETS)
 # hides which click earned the reward.
 FIXED_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "move": ("queued", "select_add"),
+    "split": ("queued", "select_add", "select_point_act"),
     "attack": ("queued", "select_add"),
 }
 

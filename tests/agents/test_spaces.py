@@ -61,6 +61,11 @@ def test_action_sets():
     move_now = move.function_call({"function": 2, "screen": 3 * 16 + 5})
     assert move_now.function == actions.FUNCTIONS.Move_screen.id
     assert [list(a) for a in move_now.arguments] == [[0], [5, 3]]
+    split = ActionSet.create("split", (16, 16), (16, 16))
+    assert split.heads == {"function": 4, "screen": 256}  # select_point_act fixed too
+    pick = split.function_call({"function": 2, "screen": 7 * 16 + 1})
+    assert pick.function == actions.FUNCTIONS.select_point.id
+    assert [list(a) for a in pick.arguments] == [[0], [1, 7]]  # select (not toggle) at x 1, y 7
     minigames = ActionSet.create("minigames", (32, 24), (16, 16))
     assert 15 <= len(minigames.function_ids) <= 30
     assert minigames.heads["screen"] == minigames.heads["screen2"] == 32 * 24
