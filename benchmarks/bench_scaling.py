@@ -16,6 +16,10 @@ paper extrapolation to 16 and 64 nodes. The curves go to ``--out`` (PNG and CSV)
 line is one JSON object with a list per figure, in the order of ``--nodes``. Figures, not
 a test: run it as root, with nothing else busy.
 
+One node at a small quota takes hours to learn. ``--reference-cpu`` trains it at a larger
+quota instead and reads its time at ``--cpu`` from a short run there (see
+``reference_at_quota``).
+
     sudo python benchmarks/bench_scaling.py --nodes 1,2,4 --mode sync --minutes 6 --json
 """
 
@@ -90,6 +94,15 @@ def main(argv=None) -> int:
         default=None,
         help="sc2dask.train.seed of every run (default: the setting's)",
     )
+    parser.add_argument(
+        "--reference-cpu",
+        type=float,
+        help="train the one-node run to the target at these cores instead of --cpu, then "
+        "one node at --cpu for --reference-minutes: one node's learning is the same at any "
+        "quota (checked update by update), so its time to the target at --cpu is its steps "
+        "to it over its steps/s there, in a fraction of the wall time",
+    )
+    parser.add_argument("--reference-minutes", type=float, default=5.0)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--run-one", metavar="SCHEDULER", help=argparse.SUPPRESS)
     parser.add_argument("--envs", type=int, help=argparse.SUPPRESS)
@@ -101,13 +114,16 @@ def main(argv=None) -> int:
         nodes = [int(n) for n in args.nodes.split(",")]
     except ValueError:
         parser.error(f"--nodes takes whole numbers, e.g. 1,2,4; not {args.nodes!r}")
+    if args.reference_cpu is not None and nodes[0] != 1:
+        parser.error("--reference-cpu stands in for one node: give --nodes starting at 1")
     suffix = args.mode + ("" if args.compression == "none" else f"_{args.compression}")
     out = Path(args.out or ROOT / f"benchmarks/results/scaling_{suffix}.png")
     out.parent.mkdir(parents=True, exist_ok=True)
     results, history = [], []
     try:
         for n in nodes:
-            result, rows = measure(n, args)
+            one_by_reference = n == 1 and args.reference_cpu is not None
+            result, rows = reference_at_quota(args) if one_by_reference else measure(n, args)
             results.append(result)
             history.extend(rows)
             print(f"N={n}: {format_result(result)}", flush=True)
@@ -128,14 +144,84 @@ def main(argv=None) -> int:
     return 0
 
 
-def measure(n: int, args) -> tuple[dict, list[dict]]:
-    """One training run on ``n`` nodes: its summary and figures, and its curve."""
+def reference_at_quota(args) -> tuple[dict, list[dict]]:
+    """One node at ``--cpu``, its time to the target read from a run at ``--reference-cpu``.
+
+    With one host, learning does not depend on timing: every update waits for its one
+    gradient, so the curve against steps is the same at any quota (as the async and sync
+    one-node runs of a seed showed, update by update). The reference reaches the target
+    quickly; a short run at the quota gives the steps/s, and its updates are checked
+    against the reference's before its curve is put on the quota's clock."""
+    reference, reference_rows = measure(1, args, cpu=args.reference_cpu)
+    result, rows = measure(1, args, minutes=args.reference_minutes, target=float("inf"))
+    compared, mismatch = same_learning(reference_rows, rows)
+    result.update(
+        reference_cpu=args.reference_cpu,
+        reference_agent_steps_per_s=reference["agent_steps_per_s"],
+        reference_updates_compared=compared,
+        reference_first_mismatch=mismatch,
+    )
+    if mismatch is not None:  # not the same learning: the quota run's own figures only
+        return result, rows
+    steps = reference["steps_to_target"]
+    rescaled = on_quota_clock(reference_rows, rows, result["agent_steps_per_s"])
+    reached = steps and next(row for row in rescaled if row["agent_steps"] >= steps)
+    result.update(
+        steps_to_target=steps,
+        minutes_to_target=reached and round(reached["wall_s"] / 60, 2),
+        score_at_end=reference["score_at_end"],
+        minutes=round(rescaled[-1]["wall_s"] / 60, 2),
+        agent_steps=reference["agent_steps"],
+        updates=reference["updates"],
+    )
+    return result, rescaled
+
+
+LEARNING_COLUMNS = ("update", "agent_steps", "episodes", "mean_score_last_100")
+
+
+def same_learning(reference: list[dict], rows: list[dict]) -> tuple[int, int | None]:
+    """How many of ``rows``' updates the reference has too, and the first of them that
+    differs in steps, episodes or score (None: the same learning)."""
+    by_update = {row["update"]: row for row in reference}
+    compared = 0
+    for row in rows:
+        other = by_update.get(row["update"])
+        if other is None:
+            continue
+        compared += 1
+        if any(row[k] != other[k] for k in LEARNING_COLUMNS):
+            return compared, row["update"]
+    return compared, None
+
+
+def on_quota_clock(reference: list[dict], rows: list[dict], steps_per_s: float) -> list[dict]:
+    """The reference curve at the quota's pace: the quota run's own rows, then each later
+    reference row at the quota run's last time plus its further steps over ``steps_per_s``."""
+    last = rows[-1]
+    later = [
+        {**row, "wall_s": last["wall_s"] + (row["agent_steps"] - last["agent_steps"]) / steps_per_s}
+        for row in reference
+        if row["update"] > last["update"]
+    ]
+    return rows + later
+
+
+def measure(
+    n: int,
+    args,
+    cpu: float | None = None,
+    minutes: float | None = None,
+    target: float | None = None,
+) -> tuple[dict, list[dict]]:
+    """One training run on ``n`` nodes: its summary and figures, and its curve. ``cpu``,
+    ``minutes`` and ``target`` stand in for the arguments' own."""
     envs = n * args.envs_per_node
     with (
         tempfile.TemporaryDirectory(prefix="sc2dask-scaling-") as tmp,
         MiniCluster(
             nodes=n,
-            cpu=args.cpu,
+            cpu=args.cpu if cpu is None else cpu,
             rate=args.rate,
             delay=args.delay,
             sc2=args.envs_per_node,
@@ -160,9 +246,9 @@ def measure(n: int, args) -> tuple[dict, list[dict]]:
             "--compression",
             args.compression,
             "--minutes",
-            str(args.minutes),
+            str(args.minutes if minutes is None else minutes),
             "--target",
-            str(args.target),
+            str(args.target if target is None else target),
             "--history",
             str(history),
             *([] if args.seed is None else ["--seed", str(args.seed)]),

@@ -1,0 +1,42 @@
+"""bench_scaling's one-node reference: a curve learned at one quota put on another's clock."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from bench_scaling import on_quota_clock, same_learning  # noqa: E402
+
+
+def _rows(updates, steps_per_update=10, score=lambda u: float(u), wall_per_update=1.0):
+    return [
+        {
+            "update": u,
+            "agent_steps": u * steps_per_update,
+            "episodes": u // 2,
+            "mean_score_last_100": score(u),
+            "wall_s": u * wall_per_update,
+        }
+        for u in updates
+    ]
+
+
+@pytest.mark.unit
+def test_same_learning_compares_the_updates_both_runs_made():
+    reference = _rows(range(1, 11), wall_per_update=0.1)
+    assert same_learning(reference, _rows(range(1, 5))) == (4, None)
+    assert same_learning(reference, _rows(range(5, 15))) == (6, None)  # 11-14: not in it
+    differs = _rows(range(1, 5), score=lambda u: u + (0.5 if u == 3 else 0.0))
+    assert same_learning(reference, differs) == (3, 3)
+
+
+@pytest.mark.unit
+def test_the_reference_continues_at_the_quota_runs_pace():
+    reference = _rows(range(1, 11), wall_per_update=0.1)  # 100 steps/s
+    quota = _rows(range(1, 5), wall_per_update=1.0)  # 10 steps/s, 40 steps in 4 s
+    curve = on_quota_clock(reference, quota, steps_per_s=10.0)
+    assert [r["update"] for r in curve] == list(range(1, 11))
+    assert curve[:4] == quota
+    assert [r["wall_s"] for r in curve[4:]] == pytest.approx([5.0, 6.0, 7.0, 8.0, 9.0, 10.0])
+    assert curve[-1]["mean_score_last_100"] == 10.0  # the reference's learning, not retimed
