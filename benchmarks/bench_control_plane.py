@@ -2,7 +2,7 @@
 compression, Adam in TensorFlow) and a real scheduler, with synthetic hosts.
 
     python benchmarks/bench_control_plane.py --hosts 16,64,256 --modes sync,async \\
-        --compression none,int8 --seconds 60
+        --compression none,int8 --async-combine none,sqrt --seconds 60
 
 The hosts (``synthetic_host.py``) answer as real ones do, at a real host's pace, with
 gradients of the real network's size, but play no game and import no TensorFlow; all of
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -53,8 +54,34 @@ def serve_workers(address: str, n: int, envs: int) -> None:
     asyncio.run(run())
 
 
-def measure(client, mode, compression, hosts: int, envs: int, seconds: float, map_name: str):
-    """One point: train for ``seconds`` after the first update, with ``hosts`` hosts."""
+CPU_CGROUPS = Path("/sys/fs/cgroup/cpu")  # cgroup v1, as tools/minicluster.py uses
+
+
+@contextlib.contextmanager
+def client_capped(cores: float | None):
+    """This process, the client, held to ``cores`` (a cgroup v1 ``cpu`` group of its own)
+    while a point is measured; the scheduler and the workers, started before, stay out.
+    A quarter core with 64 hosts is a core's load with 256."""
+    if cores is None:
+        yield
+        return
+    group = CPU_CGROUPS / "sc2dask-bench-client"
+    group.mkdir(exist_ok=True)
+    (group / "cpu.cfs_period_us").write_text("100000")
+    (group / "cpu.cfs_quota_us").write_text(str(int(cores * 100_000)))
+    (group / "cgroup.procs").write_text(str(os.getpid()))  # every thread of it
+    try:
+        yield
+    finally:
+        (CPU_CGROUPS / "cgroup.procs").write_text(str(os.getpid()))
+        group.rmdir()
+
+
+def measure(
+    client, mode, compression, hosts: int, envs: int, seconds: float, map_name: str, combine="none"
+):
+    """One point: train for ``seconds`` after the first update, with ``hosts`` hosts
+    (``combine``: async-combine, in async mode)."""
     rows: list[tuple] = []  # (monotonic, client CPU s, row, wall clock, others' CPU s)
     me = psutil.Process()
 
@@ -72,6 +99,7 @@ def measure(client, mode, compression, hosts: int, envs: int, seconds: float, ma
         compression=compression,
         max_steps=10**12,
         on_update=record,
+        **({"async_combine": combine} if mode == "async" else {}),
     )
     while not rows and run.running:
         time.sleep(0.2)
@@ -88,16 +116,20 @@ def measure(client, mode, compression, hosts: int, envs: int, seconds: float, ma
     updates = r1["update"] - r0["update"]
     latency = [now - row["sent_at"] for _, _, row, now, _ in window if "sent_at" in row]
     cores = {name: (o1[name] - o0[name]) / wall for name in PROCESSES}
+    steps = r1["agent_steps"] - r0["agent_steps"]
+    gradients = steps / (envs * run.settings.rollout_steps)  # one per host rollout
     return {
         "hosts": hosts,
         "map": map_name,
         "envs": hosts * envs,
         "mode": mode,
         "compression": compression,
+        "async_combine": combine if mode == "async" else None,
         "updates_per_s": round(updates / wall, 2),
         "agent_steps_per_s": round((r1["agent_steps"] - r0["agent_steps"]) / wall, 1),
         "client_cores": round((c1 - c0) / wall, 3),
         "client_ms_per_update": round(1000 * (c1 - c0) / max(updates, 1), 2),
+        "client_ms_per_gradient": round(1000 * (c1 - c0) / max(gradients, 1), 2),
         "scheduler_cores": round(cores["scheduler"], 3),
         "workers_cores": round(cores["workers"], 3),
         "workers_rss_mb": round(psutil.Process(PROCESSES["workers"]).memory_info().rss / 2**20),
@@ -125,6 +157,14 @@ def main() -> None:
     parser.add_argument("--hosts", default="16,64", help="comma-separated host counts")
     parser.add_argument("--modes", default="sync,async")
     parser.add_argument("--compression", default="none")
+    parser.add_argument(
+        "--client-cpu",
+        type=float,
+        help="hold the client to these cores while measuring (root; cgroup v1 cpu)",
+    )
+    parser.add_argument(
+        "--async-combine", default="none", help="async-combine values for async, comma-separated"
+    )
     parser.add_argument("--envs", type=int, default=2, help="envs per host")
     parser.add_argument(
         "--map", default="MoveToBeacon", help="whose default network the gradients match"
@@ -164,13 +204,21 @@ def main() -> None:
                 workers.stdout.readline()  # "ready"
                 with Client(address, timeout=120) as client:
                     client.wait_for_workers(hosts, timeout=600)
-                    for mode in args.modes.split(","):
-                        for compression in args.compression.split(","):
+                    for mode, compression, combine in points(args):
+                        with client_capped(args.client_cpu):
                             point = measure(
-                                client, mode, compression, hosts, args.envs, args.seconds, args.map
+                                client,
+                                mode,
+                                compression,
+                                hosts,
+                                args.envs,
+                                args.seconds,
+                                args.map,
+                                combine,
                             )
-                            results.append(point)
-                            print(json.dumps(point), flush=True)
+                        point["client_cpu_cap"] = args.client_cpu
+                        results.append(point)
+                        print(json.dumps(point), flush=True)
             finally:
                 workers.kill()
                 scheduler.kill()
@@ -178,6 +226,16 @@ def main() -> None:
                 scheduler.wait()
     if args.json:
         print(json.dumps(results))
+
+
+def points(args) -> list[tuple[str, str, str]]:
+    """(mode, compression, async-combine) of each point at one host count."""
+    return [
+        (mode, compression, combine)
+        for mode in args.modes.split(",")
+        for compression in args.compression.split(",")
+        for combine in (args.async_combine.split(",") if mode == "async" else ["none"])
+    ]
 
 
 if __name__ == "__main__":

@@ -277,6 +277,12 @@ class TrainSettings(_Section):
         "async: divide a gradient's learning rate by 1 + the staleness beyond the H - 1 "
         "versions that H hosts make anyway (excess), or by 1 + its staleness (staleness)"
     )
+    async_combine: LrScaling = rule(
+        "async: apply the gradients that arrive together (while the client is busy with "
+        "the last) one by one (none), or as one step of their average with the learning "
+        "rate times sqrt(K) or K for K of them: one optimizer step and broadcast for many "
+        "hosts"
+    )
     max_staleness: int = rule(
         "async, and sync stragglers: drop gradients more than this "
         "many versions old (async with excess damping: beyond the "

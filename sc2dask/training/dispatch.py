@@ -59,8 +59,7 @@ class Dispatcher:
             )
             if self.envs_max and time.monotonic() - self._looked >= GROW_EVERY:
                 self.grow()
-            for future in finished:
-                self.on_result(future, *self._pending.pop(future))
+            self.on_results([(future, *self._pending.pop(future)) for future in finished])
             self.resize()
         for future in self._pending:
             future.result()
@@ -85,23 +84,26 @@ class Dispatcher:
         future = self.pool.submit(placement, lambda host: host.work(order, version, payload))
         self._pending[future] = (placement, version)
 
-    def on_result(
-        self, future: concurrent.futures.Future, placement: Placement, version: int
-    ) -> None:
-        """Hand a host's finished work to the rule, and give work to the hosts it names."""
-        try:
-            result = future.result()
-        except HostDropped:  # its worker left or retires: the others carry on
-            return
-        except StaleWeights:  # a host recreated since holds other weights, or none
-            self.give_work(placement, whole=True)
-            return
-        self.recorder.arrived(result.rollout)
+    def on_results(self, finished: list[tuple[concurrent.futures.Future, Placement, int]]) -> None:
+        """Hand the hosts' finished work to the rule, all that arrived together at once, and
+        give work to the hosts it names."""
+        arrived = []
+        for future, placement, version in finished:
+            try:
+                result = future.result()
+            except HostDropped:  # its worker left or retires: the others carry on
+                continue
+            except StaleWeights:  # a host recreated since holds other weights, or none
+                self.give_work(placement, whole=True)
+                continue
+            self.recorder.arrived(result.rollout)
+            arrived.append((placement, result, version))
         plays_ahead = self.rule.plays_ahead
         if plays_ahead:
-            self.give_work(placement)  # it plays while the client learns
-        for ready in self.rule.on_result(placement, result, version):
-            if not (plays_ahead and ready is placement):
+            for placement, _, _ in arrived:
+                self.give_work(placement)  # it plays while the client learns
+        for ready in self.rule.on_results(arrived) if arrived else []:
+            if not (plays_ahead and any(ready is p for p, _, _ in arrived)):
                 self.give_work(ready)
 
     def grow(self) -> None:

@@ -105,6 +105,11 @@ def check_settings(
             f"updates that average several hosts' gradients, which only "
             f"mode='sync' makes; set mode='sync', or leave sync-lr-scaling unset."
         )
+    if opts.async_combine != "none" and opts.mode != "async":
+        raise ConfigError(
+            f"async-combine={opts.async_combine!r} combines gradients that reach the "
+            f"client together in mode='async'; set mode='async', or async-combine=none."
+        )
     if agent.epochs > 1 and opts.mode != "central":
         raise ConfigError(
             f"epochs={agent.epochs} reuses each batch on the client, so it "

@@ -21,6 +21,10 @@ back it hands it to the rule, and gives new work to the hosts the rule returns.
   al. 2016); a gradient whose staleness so counted passes ``max-staleness`` is dropped.
   With H hosts every gradient is about H - 1 versions old, so dividing by H would cancel
   the updates the extra hosts add, and a fixed limit would drop them all past a few hosts.
+  With ``async-combine`` (sqrt or linear) the K gradients that reached the client together,
+  while it was busy with the last, make one step of their average at the learning rate
+  times sqrt(K) or K, as a sync update of K would: a client that falls behind then spends
+  one optimizer step, not K, on them (its cost per gradient, docs/results/scaling.md).
 """
 
 from __future__ import annotations
@@ -71,6 +75,11 @@ class UpdateRule:
         """Take ``result`` of ``placement``'s work at ``version``; return the placements
         that should get new work now (the same one, or none while it waits for others)."""
         raise NotImplementedError
+
+    def on_results(self, finished: list[tuple]) -> list:
+        """Take the (placement, result, version) that arrived together, in order; return
+        the placements that should get new work now."""
+        return [ready for item in finished for ready in self.on_result(*item)]
 
     def resize(self, n_hosts: int) -> list:
         """The run now has ``n_hosts`` hosts (an elastic run grew or lost one); returns
@@ -134,6 +143,7 @@ class AsyncUpdates(UpdateRule):
         damping: str = "excess",
         compression: str = "none",
         fraction: float = 0.01,
+        combine: str = "none",
     ):
         super().__init__(store, recorder, compression, fraction)
         if damping not in ASYNC_DAMPINGS:
@@ -141,6 +151,7 @@ class AsyncUpdates(UpdateRule):
                 f"Unknown async-lr-damping {damping!r}; choose one of {', '.join(ASYNC_DAMPINGS)}."
             )
         self.max_staleness, self.n_hosts, self.damping = max_staleness, n_hosts, damping
+        self.combine = None if combine == "none" else LR_SCALINGS[combine]
 
     def counted(self, staleness: int) -> int:
         """The staleness the rule damps and drops by: with ``excess``, only what is beyond
@@ -159,20 +170,50 @@ class AsyncUpdates(UpdateRule):
         return []
 
     def on_result(self, placement, result: GradientResult, version):
+        usable = self._usable(result, version)
+        if usable is not None:
+            self._apply(*usable)
+        return [placement]
+
+    def on_results(self, finished):
+        if self.combine is None:  # one step each, each staleness counting the steps before
+            return super().on_results(finished)
+        usable = [self._usable(result, version) for _, result, version in finished]
+        usable = [u for u in usable if u is not None]
+        if len(usable) == 1:
+            self._apply(*usable[0])
+        elif usable:
+            results = [r for r, _ in usable]
+            scales = [self.lr_scale(s) for _, s in usable]
+            grads, metrics = average_gradients(results, scales)  # stale ones count less
+            self.recorder.record(
+                self.store.apply(
+                    grads, lr_scale=self.combine(len(results)) * float(np.mean(scales))
+                ),
+                metrics,
+                [s for r in results for s in r.scores],
+                max(s for _, s in usable),
+                [o for r in results for o in r.outcomes],
+            )
+        return [placement for placement, _, _ in finished]
+
+    def _apply(self, result: GradientResult, staleness: int) -> None:
+        applied = self.store.apply(result.grads, lr_scale=self.lr_scale(staleness))
+        self.recorder.record(applied, result.metrics, result.scores, staleness, result.outcomes)
+
+    def _usable(self, result: GradientResult, version: int):
+        """(the result with its gradient unpacked, its staleness), or None for a result
+        that is rejected or too stale (counted here)."""
         if result.grads is None:
             _count_rejected(self, result, version)
-            return [placement]
+            return None
         staleness = self.store.version - version
         self.recorder.received(compression.nbytes(result.grads))
         if self.counted(staleness) > self.max_staleness:
             self.recorder.progress.dropped_stale += 1
             self.recorder.record(False, result.metrics, result.scores, staleness, result.outcomes)
-        else:
-            applied = self.store.apply(
-                compression.unpack(result.grads), lr_scale=self.lr_scale(staleness)
-            )
-            self.recorder.record(applied, result.metrics, result.scores, staleness, result.outcomes)
-        return [placement]
+            return None
+        return dataclasses.replace(result, grads=compression.unpack(result.grads)), staleness
 
 
 class SyncUpdates(UpdateRule):
@@ -288,6 +329,7 @@ def make_update_rule(
             settings.async_lr_damping,
             settings.compression,
             settings.topk_fraction,
+            settings.async_combine,
         )
     k = settings.sync_gradients or n_hosts
     if k > n_hosts:

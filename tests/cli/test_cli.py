@@ -186,6 +186,7 @@ def test_ctrl_c_or_sigterm_finishes_the_update_checkpoints_and_exits_0(tmp_path,
         ),
         (["train", "--rollout-steps", "0"], {}, "sc2dask.train.rollout-steps must be >= 1"),
         (["train", "--mode", "async", "--sync-lr-scaling", "sqrt"], {}, "only mode='sync' makes"),
+        (["train", "--async-combine", "sqrt"], {}, "set mode='async', or async-combine=none"),
         (["train", "--max-staleness", "-1"], {}, "sc2dask.train.max-staleness must be >= 0"),
         (["train", "--call-timeout", "0"], {}, "sc2dask.train.call-timeout must be > 0"),
         (

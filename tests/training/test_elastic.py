@@ -116,6 +116,26 @@ def test_async_damps_a_gradient_by_its_staleness_or_by_what_the_hosts_do_not_exp
         AsyncUpdates(store, recorder, 8, damping="none")
 
 
+@pytest.mark.unit
+def test_async_combine_makes_one_step_of_the_gradients_that_arrived_together():
+    store = _Store()
+    recorder = Recorder(Progress(), time.monotonic(), lambda: store.version, lambda: None, 0)
+    rule = AsyncUpdates(store, recorder, 8, n_hosts=4, damping="staleness", combine="sqrt")
+    together = [("a", _result(1.0), 0), ("b", _result(3.0), 0), ("c", _result(5.0), 0)]
+    assert rule.on_results(together) == ["a", "b", "c"]
+    assert len(store.applied) == 1 and recorder.progress.updates == 1
+    np.testing.assert_allclose(store.applied[0][0], 3.0)  # the per-step average
+    np.testing.assert_allclose(store.lr_scales, [np.sqrt(3)])
+    rule.on_results([("a", _result(2.0), 1)])  # alone: an ordinary async step
+    rule.on_results([("b", _result(1.0), 2), ("c", _result(5.0), 0)])  # c: 2 versions old
+    np.testing.assert_allclose(store.applied[2][0], (1.0 + 5.0 / 3) / (1 + 1 / 3))
+    np.testing.assert_allclose(store.lr_scales, [np.sqrt(3), 1.0, np.sqrt(2) * (1 + 1 / 3) / 2])
+    one_by_one = AsyncUpdates(store, recorder, 8, n_hosts=4, damping="staleness")
+    store.version, store.lr_scales = 10, []
+    one_by_one.on_results([("a", _result(1.0), 10), ("b", _result(1.0), 10)])
+    np.testing.assert_allclose(store.lr_scales, [1.0, 1 / 2])  # b counts a's step
+
+
 @pytest.mark.slow
 @pytest.mark.cluster
 def test_an_elastic_run_grows_onto_a_worker_that_joins_and_outlives_one_retired(sc2path):

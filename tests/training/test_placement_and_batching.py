@@ -150,6 +150,9 @@ def test_settings_that_must_agree():
     assert default.values.sync_lr_scaling == "sqrt"
     check_settings(default.values, plain, default.origins)
     check_settings(_train(mode="sync", sync_lr_scaling="linear"), plain)
+    with pytest.raises(ConfigError, match="async-combine='sqrt' combines .* set mode='async'"):
+        check_settings(_train(mode="sync", async_combine="sqrt"), plain)
+    check_settings(_train(mode="async", async_combine="linear"), plain)
     with pytest.raises(ConfigError, match="action-set 'jump' is not one of"):
         check_settings(_train(), load(AgentSettings, {"action_set": "jump"}).values)
 

@@ -16,11 +16,13 @@ pytestmark = [pytest.mark.usefixtures("sc2path"), pytest.mark.cluster]
 TINY = dict(action_set="move", screen=16, minimap=16)
 
 
-@pytest.mark.parametrize("mode", ["central", "sync", "async"])
-def test_every_mode_trains_and_counts_its_work(client, mode):
-    summary = train(client=client, mode=mode, envs=2, max_steps=256, agent_overrides=TINY).wait(
-        timeout=600
-    )
+@pytest.mark.parametrize(
+    "mode, extra",
+    [("central", {}), ("sync", {}), ("async", {}), ("async", {"async_combine": "sqrt"})],
+)
+def test_every_mode_trains_and_counts_its_work(client, mode, extra):
+    run = train(client=client, mode=mode, envs=2, max_steps=256, agent_overrides=TINY, **extra)
+    summary = run.wait(timeout=600)
     assert summary["agent_steps"] >= 256 and summary["updates"] > 0
     assert summary["version"] == summary["updates"]
     assert summary["rejected_gradients"] == 0 and summary["restarts"] == 0
