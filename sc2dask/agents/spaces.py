@@ -78,6 +78,10 @@ ACTION_SETS: dict[str, tuple[str, ...] | None] = {
         "Move_screen",
         "Move_minimap",
     ),
+    # The army sweeping the map (FindAndDefeatZerglings): attack-move to a place on the
+    # minimap, or wait; no camera to steer. A blind sweep that picks a new place every 30
+    # steps already scores near the halfway target (docs/results/minigames.md).
+    "sweep": ("no_op", "select_army", "Attack_minimap"),
     # An economy (CollectMineralsAndGas, BuildMarines): select workers and buildings,
     # mine, build and train.
     "economy": (
@@ -119,6 +123,7 @@ ACTION_SETS.update(MACRO_SETS)
 FIXED_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "move": ("queued", "select_add"),
     "split": ("queued", "select_add", "select_point_act"),
+    "sweep": ("queued", "select_add"),
     "attack": ("queued", "select_add"),
 }
 

@@ -66,6 +66,11 @@ def test_action_sets():
     pick = split.function_call({"function": 2, "screen": 7 * 16 + 1})
     assert pick.function == actions.FUNCTIONS.select_point.id
     assert [list(a) for a in pick.arguments] == [[0], [1, 7]]  # select (not toggle) at x 1, y 7
+    sweep = ActionSet.create("sweep", (16, 16), (8, 8))
+    assert sweep.heads == {"function": 3, "minimap": 64}
+    go = sweep.function_call({"function": 2, "minimap": 2 * 8 + 5})
+    assert go.function == actions.FUNCTIONS.Attack_minimap.id
+    assert [list(a) for a in go.arguments] == [[0], [5, 2]]  # now, at x 5, y 2
     minigames = ActionSet.create("minigames", (32, 24), (16, 16))
     assert 15 <= len(minigames.function_ids) <= 30
     assert minigames.heads["screen"] == minigames.heads["screen2"] == 32 * 24
