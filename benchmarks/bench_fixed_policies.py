@@ -1,0 +1,107 @@
+"""Combat mini-games on the emulator under fixed policies: what each way of playing
+scores, to tell a learning failure from a hard map, and to find the action set a map needs.
+
+    python benchmarks/bench_fixed_policies.py --map DefeatRoaches --episodes 10
+    python benchmarks/bench_fixed_policies.py --map FindAndDefeatZerglings --episodes 10
+
+DefeatRoaches, over the ``attack`` action set; each policy selects the army on its first
+step, then: ``uniform`` picks no_op, select_army or Attack_screen at a random pixel at
+random each step (the untrained policy); ``once_random`` attacks one random pixel and
+waits; ``roach_every_20`` attacks a pixel of a roach every 20 steps and waits between;
+``roach_every_step`` attacks a roach pixel every step; ``random_every_step`` a random
+pixel every step.
+
+FindAndDefeatZerglings, over the ``sweep`` set: ``uniform`` as above with Attack_minimap;
+``sweep_every_N`` attack-moves the army to a random minimap point every N steps and waits
+between (a blind sweep of the fog).
+
+Prints each policy's mean and its episodes' scores; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+from absl import flags
+
+from sc2dask.game import make_env
+from sc2dask.game.pysc2lib import actions, features
+
+F = actions.FUNCTIONS
+SIZE = 32  # the maps' default screen and minimap
+ENEMY = 4  # features.PlayerRelative.ENEMY
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--map", required=True, choices=["DefeatRoaches", "FindAndDefeatZerglings"])
+    parser.add_argument("--episodes", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=5)
+    args = parser.parse_args()
+    flags.FLAGS(["bench"])
+    rng = np.random.default_rng(0)
+
+    def anywhere(_obs):
+        return [int(rng.integers(SIZE)), int(rng.integers(SIZE))]
+
+    def a_roach(obs):
+        ys, xs = np.nonzero(obs.feature_screen.player_relative == ENEMY)
+        if not len(xs):
+            return anywhere(obs)
+        i = rng.integers(len(xs))
+        return [int(xs[i]), int(ys[i])]
+
+    def every(function, where, steps):
+        """Select the army, then call ``function`` at ``where`` every ``steps`` steps
+        (0: once) and wait between."""
+
+        def policy(obs, t):
+            if t == 0:
+                return F.select_army("select")
+            if steps and (t - 1) % steps == 0 or not steps and t == 1:
+                return function("now", where(obs))
+            return F.no_op()
+
+        return policy
+
+    def uniform(function):
+        def policy(obs, _t):
+            choice = rng.integers(3)
+            return [F.no_op(), F.select_army("select"), function("now", anywhere(obs))][choice]
+
+        return policy
+
+    policies = {
+        "DefeatRoaches": {
+            "uniform": uniform(F.Attack_screen),
+            "once_random": every(F.Attack_screen, anywhere, 0),
+            "roach_every_20": every(F.Attack_screen, a_roach, 20),
+            "roach_every_step": every(F.Attack_screen, a_roach, 1),
+            "random_every_step": every(F.Attack_screen, anywhere, 1),
+        },
+        "FindAndDefeatZerglings": {
+            "uniform": uniform(F.Attack_minimap),
+            "sweep_every_10": every(F.Attack_minimap, anywhere, 10),
+            "sweep_every_30": every(F.Attack_minimap, anywhere, 30),
+            "sweep_every_60": every(F.Attack_minimap, anywhere, 60),
+        },
+    }[args.map]
+    aif = features.AgentInterfaceFormat(feature_dimensions=features.Dimensions(SIZE, SIZE))
+    with make_env(args.map, agent_interface_format=aif, random_seed=args.seed) as env:
+        for name, policy in policies.items():
+            scores = []
+            for _ in range(args.episodes):
+                timestep, total, t = env.reset()[0], 0, 0
+                while not timestep.last():
+                    call = policy(timestep.observation, t)
+                    if call.function not in timestep.observation.available_actions:
+                        call = F.no_op()
+                    timestep = env.step([call])[0]
+                    total, t = total + int(timestep.reward), t + 1
+                scores.append(total)
+            print(f"{name:>18}: mean {np.mean(scores):6.1f}; episodes {scores}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
