@@ -1,5 +1,5 @@
-"""The dispatch loop: hosts get work, their results go to the update rule, and the hosts the
-rule names get new work at once, so fast hosts do more.
+"""The dispatch loop: hosts get work, their results go to the update rule (all that finished
+together at once), and the hosts the rule names get new work at once, so fast hosts do more.
 
 Weights travel only when a host lacks the version it is asked to play with, and then as a
 delta where the host holds a base (``compression.DeltaSender``). An elastic run looks for
@@ -98,11 +98,13 @@ class Dispatcher:
                 continue
             self.recorder.arrived(result.rollout)
             arrived.append((placement, result, version))
+        if not arrived:
+            return
         plays_ahead = self.rule.plays_ahead
         if plays_ahead:
             for placement, _, _ in arrived:
                 self.give_work(placement)  # it plays while the client learns
-        for ready in self.rule.on_results(arrived) if arrived else []:
+        for ready in self.rule.on_results(arrived):
             if not (plays_ahead and any(ready is p for p, _, _ in arrived)):
                 self.give_work(ready)
 
