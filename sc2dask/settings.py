@@ -280,8 +280,7 @@ class TrainSettings(_Section):
     async_combine: LrScaling = rule(
         "async: apply the gradients that arrive together (while the client is busy with "
         "the last) one by one (none), or as one step of their average with the learning "
-        "rate times sqrt(K) or K for K of them: one optimizer step and broadcast for many "
-        "hosts"
+        "rate times sqrt(K) or K for K of them: one optimizer step for many hosts' gradients"
     )
     max_staleness: int = rule(
         "async, and sync stragglers: drop gradients more than this "
