@@ -79,8 +79,7 @@ ACTION_SETS: dict[str, tuple[str, ...] | None] = {
         "Move_minimap",
     ),
     # The army sweeping the map (FindAndDefeatZerglings): attack-move to a place on the
-    # minimap, or wait; no camera to steer. A blind sweep that picks a new place every 30
-    # steps already scores near the halfway target (docs/results/minigames.md).
+    # minimap, or wait; no camera to steer, so every choice moves the army somewhere.
     "sweep": ("no_op", "select_army", "Attack_minimap"),
     # An economy (CollectMineralsAndGas, BuildMarines): select workers and buildings,
     # mine, build and train.

@@ -103,7 +103,7 @@ def test_action_index_and_function_call_are_inverses(sc2path):
     [
         (
             {"action_set": "nope"},
-            "choose one of move, minigames, attack, combat, explore, economy, all",
+            "choose one of move, split, minigames, attack, combat, explore, sweep, economy, all",
         ),
         ({"screen_layers": ["nope"]}, "pysc2 has height_map"),
         ({"screen": 0}, "must be >= 1"),
