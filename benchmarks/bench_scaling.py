@@ -190,9 +190,14 @@ def same_learning(reference: list[dict], rows: list[dict]) -> tuple[int, int | N
         if other is None:
             continue
         compared += 1
-        if any(row[k] != other[k] for k in LEARNING_COLUMNS):
+        if not all(_same(row[k], other[k]) for k in LEARNING_COLUMNS):
             return compared, row["update"]
     return compared, None
+
+
+def _same(a, b) -> bool:
+    """Equal, counting NaN as NaN (the mean score before the first episode ends)."""
+    return a == b or (isinstance(a, float) and isinstance(b, float) and a != a and b != b)
 
 
 def on_quota_clock(reference: list[dict], rows: list[dict], steps_per_s: float) -> list[dict]:

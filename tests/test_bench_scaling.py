@@ -26,6 +26,12 @@ def _rows(updates, steps_per_update=10, score=lambda u: float(u), wall_per_updat
 def test_same_learning_compares_the_updates_both_runs_made():
     reference = _rows(range(1, 11), wall_per_update=0.1)
     assert same_learning(reference, _rows(range(1, 5))) == (4, None)
+    before_any_episode = _rows(range(1, 5), score=lambda u: float("nan"))
+    assert (
+        same_learning(_rows(range(1, 11), score=lambda u: float("nan")), before_any_episode)[1]
+        is None
+    )
+    assert same_learning(reference, before_any_episode) == (1, 1)
     assert same_learning(reference, _rows(range(5, 15))) == (6, None)  # 11-14: not in it
     differs = _rows(range(1, 5), score=lambda u: u + (0.5 if u == 3 else 0.0))
     assert same_learning(reference, differs) == (3, 3)
