@@ -79,7 +79,7 @@ ACTION_SETS: dict[str, tuple[str, ...] | None] = {
         "Move_minimap",
     ),
     # The army sweeping the map (FindAndDefeatZerglings): attack-move to a place on the
-    # minimap, or wait; no camera to steer, so every choice moves the army somewhere.
+    # minimap, or wait; no camera to steer: the one place to choose is where the army goes.
     "sweep": ("no_op", "select_army", "Attack_minimap"),
     # An economy (CollectMineralsAndGas, BuildMarines): select workers and buildings,
     # mine, build and train.
