@@ -126,7 +126,7 @@ def measure(
         "compression": compression,
         "async_combine": combine if mode == "async" else None,
         "updates_per_s": round(updates / wall, 2),
-        "agent_steps_per_s": round((r1["agent_steps"] - r0["agent_steps"]) / wall, 1),
+        "agent_steps_per_s": round(steps / wall, 1),
         "client_cores": round((c1 - c0) / wall, 3),
         "client_ms_per_update": round(1000 * (c1 - c0) / max(updates, 1), 2),
         "client_ms_per_gradient": round(1000 * (c1 - c0) / max(gradients, 1), 2),

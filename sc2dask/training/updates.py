@@ -183,17 +183,13 @@ class AsyncUpdates(UpdateRule):
         if len(usable) == 1:
             self._apply(*usable[0])
         elif usable:
-            results = [r for r, _ in usable]
             scales = [self.lr_scale(s) for _, s in usable]
-            grads, metrics = average_gradients(results, scales)  # stale ones count less
-            self.recorder.record(
-                self.store.apply(
-                    grads, lr_scale=self.combine(len(results)) * float(np.mean(scales))
-                ),
-                metrics,
-                [s for r in results for s in r.scores],
+            _apply_average(
+                self,
+                [r for r, _ in usable],
+                scales,  # stale ones count less
                 max(s for _, s in usable),
-                [o for r in results for o in r.outcomes],
+                lr_scale=self.combine(len(usable)) * float(np.mean(scales)),
             )
         return [placement for placement, _, _ in finished]
 
@@ -269,18 +265,12 @@ class SyncUpdates(UpdateRule):
         waiting, self._waiting = self._waiting, []
         usable = [(r, v) for r, v in batch if r.grads is not None]
         if usable:
-            results = [r for r, _ in usable]
-            grads, metrics = average_gradients(
-                results, [1.0 / (1 + self.store.version - v) for _, v in usable]
-            )
-            staleness = max(self.store.version - v for _, v in usable)
-            applied = self.store.apply(grads, lr_scale=self.lr_scaling(len(results)))
-            self.recorder.record(
-                applied,
-                metrics,
-                [s for r in results for s in r.scores],
-                staleness,
-                [o for r in results for o in r.outcomes],
+            _apply_average(
+                self,
+                [r for r, _ in usable],
+                [1.0 / (1 + self.store.version - v) for _, v in usable],
+                max(self.store.version - v for _, v in usable),
+                lr_scale=self.lr_scaling(len(usable)),
             )
         return waiting
 
@@ -295,6 +285,26 @@ LR_SCALINGS = {
     "linear": lambda k: float(k),
 }
 ASYNC_DAMPINGS = typing.get_args(AsyncDamping)  # async-lr-damping: AsyncUpdates.counted
+
+
+def _apply_average(
+    rule: UpdateRule,
+    results: list[GradientResult],
+    discounts: list[float],
+    staleness: int,
+    lr_scale: float,
+) -> None:
+    """One optimizer step of ``results``' per-step average (``average_gradients``),
+    recorded as one update with every result's episodes: a sync update, or async
+    gradients that arrived together."""
+    grads, metrics = average_gradients(results, discounts)
+    rule.recorder.record(
+        rule.store.apply(grads, lr_scale=lr_scale),
+        metrics,
+        [s for r in results for s in r.scores],
+        staleness,
+        [o for r in results for o in r.outcomes],
+    )
 
 
 def _count_rejected(rule: UpdateRule, result: GradientResult, version: int) -> None:
