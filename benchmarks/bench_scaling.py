@@ -557,6 +557,23 @@ def format_result(r: dict) -> str:
         f"per update, client {r['client_cpu_cores']} cores (throttled "
         f"{r['client_throttled_s']} s), nodes {r['node_cpu_cores']} cores each, "
         f"memory at most {r['node_rss_mb_max']} MB a node, {r['nodes_rss_gb_total']} GB in all"
+        + reference_verdict(r)
+    )
+
+
+def reference_verdict(r: dict) -> str:
+    """What the one-node reference check found, so that a failed check is read, not missed."""
+    if "reference_cpu" not in r:
+        return ""
+    if r["reference_first_mismatch"] is not None:
+        return (
+            f"; REFERENCE CHECK FAILED at update {r['reference_first_mismatch']} "
+            f"(the run at {r['reference_cpu']} cores learned differently): "
+            "these are the quota run's own figures"
+        )
+    return (
+        f"; time read from a run at {r['reference_cpu']} cores, "
+        f"same at all {r['reference_updates_compared']} updates compared"
     )
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from bench_scaling import on_quota_clock, same_learning  # noqa: E402
+from bench_scaling import on_quota_clock, reference_verdict, same_learning  # noqa: E402
 
 
 def _rows(updates, steps_per_update=10, score=lambda u: float(u), wall_per_update=1.0):
@@ -46,3 +46,14 @@ def test_the_reference_continues_at_the_quota_runs_pace():
     assert curve[:4] == quota
     assert [r["wall_s"] for r in curve[4:]] == pytest.approx([5.0, 6.0, 7.0, 8.0, 9.0, 10.0])
     assert curve[-1]["mean_score_last_100"] == 10.0  # the reference's learning, not retimed
+
+
+@pytest.mark.unit
+def test_a_failed_reference_check_is_said_in_the_printed_line():
+    checked = {"reference_cpu": 1.0, "reference_updates_compared": 29}
+    assert "same at all 29 updates" in reference_verdict(
+        checked | {"reference_first_mismatch": None}
+    )
+    failed = reference_verdict(checked | {"reference_first_mismatch": 7})
+    assert "FAILED at update 7" in failed and "quota run's own figures" in failed
+    assert reference_verdict({}) == ""
