@@ -113,9 +113,15 @@ class Unit:
         return self.x - w / 2, self.y - h / 2, self.x + w / 2, self.y + h / 2
 
     def gap_to(self, other: Unit) -> float:
-        """Edge-to-edge distance: to a structure's footprint, or between two discs."""
-        if other.type.is_structure:
-            x0, y0, x1, y1 = other.footprint()
-            nx, ny = min(max(self.x, x0), x1), min(max(self.y, y0), y1)
-            return self.distance_to(nx, ny) - self.type.radius
-        return self.distance_to(other.x, other.y) - self.type.radius - other.type.radius
+        """Edge-to-edge distance: to a structure's footprint, or between two discs.
+
+        ``footprint`` and ``distance_to`` are written out here (the same arithmetic):
+        workers ask this several times a loop each."""
+        x, y, kind = self.x, self.y, other.type
+        if kind.is_structure:
+            w, h = kind.footprint
+            half_w, half_h = w / 2, h / 2
+            nx = min(max(x, other.x - half_w), other.x + half_w)
+            ny = min(max(y, other.y - half_h), other.y + half_h)
+            return ((x - nx) ** 2 + (y - ny) ** 2) ** 0.5 - self.type.radius
+        return ((x - other.x) ** 2 + (y - other.y) ** 2) ** 0.5 - self.type.radius - kind.radius

@@ -294,12 +294,13 @@ class World:
         x0, x1 = int((unit.x - span) // CELL), int((unit.x + span) // CELL)
         y0, y1 = int((unit.y - span) // CELL), int((unit.y + span) // CELL)
         best, best_key = None, (math.inf, 0)
+        ux, uy, ur = unit.x, unit.y, unit.type.radius  # distance_to, inlined: a hot loop
         for i in range(x0, x1 + 1):
             for j in range(y0, y1 + 1):
                 for order, other in cells.get((i, j), ()):
                     if not other.alive or other.tag not in self.units:
                         continue
-                    d = unit.distance_to(other.x, other.y) - unit.type.radius - other.type.radius
+                    d = ((ux - other.x) ** 2 + (uy - other.y) ** 2) ** 0.5 - ur - other.type.radius
                     # the nearest; of equals, the first in the roster
                     if d <= reach and (d, order) < best_key:
                         best, best_key = other, (d, order)
@@ -404,29 +405,34 @@ class World:
     def _waypoint(self, unit: Unit, x: float, y: float) -> tuple[float, float]:
         """Where to walk to get round the first structure on the straight line to (x, y):
         the corner of it that makes the shorter way. The emulator has no path finding;
-        this is enough for a base's few buildings. Harvesting workers pass resources."""
-        structures, rects, resource = self._footprints()
-        if not structures:
-            return x, y
+        this is enough for a base's few buildings. Harvesting workers pass resources.
+
+        Runs for most moving units every loop, so it is plain Python over the few boxes
+        near the line: numpy's per-call cost on a few dozen rectangles was most of it."""
         r = unit.type.radius - 0.02  # just inside where the push-out leaves a unit
-        grown = rects + np.array([-r, -r, r, r])
-        at_destination = (
-            (grown[:, 0] <= x) & (x <= grown[:, 2]) & (grown[:, 1] <= y) & (y <= grown[:, 3])
-        )  # the target itself
-        t = _segments_enter(unit.x, unit.y, x, y, grown)
-        t[at_destination | (resource if unit.harvesting else False)] = np.inf
-        j = int(np.argmin(t))
-        first = tuple(grown[j]) if t[j] < 1.0 else None
+        ax, ay = unit.x, unit.y
+        lo_x, hi_x, lo_y, hi_y = min(ax, x), max(ax, x), min(ay, y), max(ay, y)
+        passes_resources = unit.harvesting
+        first, nearest = None, 1.0
+        for x0, y0, x1, y1, is_resource in self._footprint_boxes():
+            gx0, gy0, gx1, gy1 = x0 - r, y0 - r, x1 + r, y1 + r
+            if gx1 < lo_x or gx0 > hi_x or gy1 < lo_y or gy0 > hi_y:
+                continue  # wholly to one side of the line: it cannot enter
+            if (passes_resources and is_resource) or (gx0 <= x <= gx1 and gy0 <= y <= gy1):
+                continue  # a resource it passes, or the target itself
+            t = _segment_enter(ax, ay, x, y, gx0, gy0, gx1, gy1)
+            if t < nearest:
+                first, nearest = (gx0, gy0, gx1, gy1), t
         if first is None:
             return x, y
         m = 0.15  # corners just clear of the footprint
-        here = (unit.x, unit.y)
+        here = (ax, ay)
         corners = [
             (cx, cy)
             for cx in (first[0] - m, first[2] + m)
             for cy in (first[1] - m, first[3] + m)
             if math.dist(here, (cx, cy)) > 0.05  # not the corner it stands at
-            and _segment_enters(unit.x, unit.y, cx, cy, first) is None
+            and _segment_enter(ax, ay, cx, cy, *first) == math.inf
         ]
         if not corners:
             return x, y
@@ -435,10 +441,19 @@ class World:
         return min(
             corners,
             key=lambda c: (
-                _segment_enters(*c, x, y, first) is not None,
+                _segment_enter(*c, x, y, *first) != math.inf,
                 math.dist(here, c) + math.dist(c, (x, y)),
             ),
         )
+
+    def _footprint_boxes(self) -> list[tuple[float, float, float, float, bool]]:
+        """The footprints as plain tuples (x0, y0, x1, y1, is a resource), for loops."""
+
+        def compute():
+            _, rects, resource = self._footprints()
+            return [(*rect, bool(r)) for rect, r in zip(rects.tolist(), resource)]
+
+        return self.cached("footprint boxes", compute)
 
     def _resolve_collisions(self) -> None:
         """Push overlapping ground units apart (half the overlap each) and out of
@@ -453,10 +468,16 @@ class World:
         else:
             self._separate(movers)
         x0, y0, x1, y1 = self.scenario.playable
-        for unit in movers:
+        for unit in movers:  # comparisons, not min(max()): this runs for every unit
             r = unit.type.radius
-            unit.x = min(max(unit.x, x0 + r), x1 - r)
-            unit.y = min(max(unit.y, y0 + r), y1 - r)
+            if unit.x < x0 + r:
+                unit.x = x0 + r
+            elif unit.x > x1 - r:
+                unit.x = x1 - r
+            if unit.y < y0 + r:
+                unit.y = y0 + r
+            elif unit.y > y1 - r:
+                unit.y = y1 - r
 
     @staticmethod
     def _separate(movers: list[Unit]) -> None:
@@ -482,8 +503,8 @@ class World:
                 )
                 push = (np.where(hit, overlap / 2, 0.0)[..., None] * direction).sum(axis=1)
                 pos += push
-                for unit, (x, y) in zip(movers, pos):
-                    unit.x, unit.y = float(x), float(y)
+                for i in np.flatnonzero(hit.any(axis=1)).tolist():  # the rest did not move
+                    movers[i].x, movers[i].y = float(pos[i, 0]), float(pos[i, 1])
 
     def _push_out_of_structures(self, movers: list[Unit], harvesting: list[bool]) -> None:
         """Move each unit that overlaps a footprint to just outside its nearest edge."""
@@ -500,8 +521,9 @@ class World:
             & (pos[:, None, 1] < rects[None, :, 3] + radii)
             & ~(np.array(harvesting)[:, None] & resource[None, :])
         )
+        boxes = self._footprint_boxes()  # plain floats: positions stay Python floats
         for i, j in zip(*np.nonzero(near)):
-            unit, (x0, y0, x1, y1) = movers[i], rects[j]
+            unit, (x0, y0, x1, y1, _) = movers[i], boxes[j]
             r = unit.type.radius
             nx, ny = min(max(unit.x, x0), x1), min(max(unit.y, y0), y1)
             d = math.hypot(unit.x - nx, unit.y - ny)
@@ -627,31 +649,19 @@ def _cells(units: list[Unit]) -> dict[tuple[int, int], list]:
     return cells
 
 
-def _segments_enter(ax, ay, bx, by, rects: np.ndarray) -> np.ndarray:
-    """The fraction of the way from a to b at which the segment enters each rectangle
-    (m, 4) (Liang-Barsky clipping); inf where it misses one."""
+def _segment_enter(ax, ay, bx, by, x0, y0, x1, y1) -> float:
+    """The fraction of the way from a to b at which the segment enters the rectangle
+    (x0, y0, x1, y1) (Liang-Barsky clipping); inf where it misses it."""
     dx, dy = bx - ax, by - ay
-    t0, t1 = np.zeros(len(rects)), np.ones(len(rects))
-    missed = np.zeros(len(rects), dtype=bool)
-    for p, q in (
-        (-dx, ax - rects[:, 0]),
-        (dx, rects[:, 2] - ax),
-        (-dy, ay - rects[:, 1]),
-        (dy, rects[:, 3] - ay),
-    ):
+    t0, t1 = 0.0, 1.0
+    for p, q in ((-dx, ax - x0), (dx, x1 - ax), (-dy, ay - y0), (dy, y1 - ay)):
         if abs(p) < 1e-12:
-            missed |= q < 0
+            if q < 0:
+                return math.inf
             continue
         t = q / p
         if p < 0:
-            t0 = np.maximum(t0, t)
+            t0 = max(t0, t)
         else:
-            t1 = np.minimum(t1, t)
-    missed |= t0 > t1
-    return np.where(missed, np.inf, t0)
-
-
-def _segment_enters(ax, ay, bx, by, rect) -> float | None:
-    """The fraction of the way from a to b at which the segment enters ``rect``, or None."""
-    t = float(_segments_enter(ax, ay, bx, by, np.array([rect], dtype=float))[0])
-    return None if math.isinf(t) else t
+            t1 = min(t1, t)
+    return math.inf if t0 > t1 else t0

@@ -1,0 +1,47 @@
+"""The line test that units walk round structures with: where a segment enters a box."""
+
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sc2dask.emulator.world import _segment_enter
+
+coordinate = st.floats(-10, 10, allow_nan=False)
+
+
+def _inside(x, y, box, slack=1e-9):
+    x0, y0, x1, y1 = box
+    return x0 - slack <= x <= x1 + slack and y0 - slack <= y <= y1 + slack
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    a=st.tuples(coordinate, coordinate),
+    b=st.tuples(coordinate, coordinate),
+    corner=st.tuples(coordinate, coordinate),
+    size=st.tuples(st.floats(0.1, 6), st.floats(0.1, 6)),
+)
+def test_the_entry_is_the_first_point_of_the_segment_in_the_box(a, b, corner, size):
+    box = (*corner, corner[0] + size[0], corner[1] + size[1])
+    t = _segment_enter(*a, *b, *box)
+
+    def at(s):
+        return a[0] + s * (b[0] - a[0]), a[1] + s * (b[1] - a[1])
+
+    samples = np.linspace(0.0, 1.0, 2001)
+    if math.isinf(t):
+        assert not any(_inside(*at(s), box, slack=-1e-6) for s in samples)
+        return
+    assert 0.0 <= t <= 1.0
+    assert _inside(*at(t), box)
+    assert not any(_inside(*at(s), box, slack=-1e-6) for s in samples if s < t - 1e-6)
+
+
+def test_a_segment_along_an_axis_and_one_that_stops_short():
+    box = (2.0, 2.0, 4.0, 4.0)
+    assert _segment_enter(0.0, 3.0, 6.0, 3.0, *box) == 2.0 / 6.0
+    assert _segment_enter(0.0, 3.0, 1.5, 3.0, *box) == math.inf  # stops before the box
+    assert _segment_enter(0.0, 5.0, 6.0, 5.0, *box) == math.inf  # passes above it
+    assert _segment_enter(3.0, 3.0, 9.0, 9.0, *box) == 0.0  # starts inside
