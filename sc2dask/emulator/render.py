@@ -142,32 +142,24 @@ def render_feature_layers(
 def _draw_units(
     out, screen: ScreenGeometry, mini: MinimapGeometry, origin, units, selected, cheat
 ) -> None:
-    """Rasterise the units into the screen and the minimap.
+    """Rasterise the units into the screen and the minimap in one pass.
 
     Both views share one flat pixel buffer (screen first) and only covered pixels are
     written: numpy's per-call overhead, not pixel work, dominates at these sizes.
     """
     sw, sh, mw, mh = screen.res_x, screen.res_y, mini.res_x, mini.res_y
     ox, oy = origin
-    s_scale, m_scale = screen.scale, mini.scale
-    screen_rows, mini_rows, values = [], [], []
+    n, s_scale, m_scale = len(units), screen.scale, mini.scale
+    rows, values = [], []
     for u in units:
         # Centre pixels come from the geometry module (the transform pysc2 and the action
         # handler use); the continuous positions repeat its formulas.
-        screen_rows.append(
+        rows.append(
             (
                 *screen.world_to_screen(u.x, u.y),
                 (u.x - screen.cam_x) * s_scale + sw / 2,
                 (screen.cam_y - u.y) * s_scale + sh / 2,
                 u.type.radius * s_scale,
-            )
-        )
-        mini_rows.append(
-            (
-                *mini.world_to_minimap(u.x - ox, u.y - oy),
-                (u.x - ox) * m_scale,
-                (mini.map_h - (u.y - oy)) * m_scale,
-                u.type.radius * m_scale,
             )
         )
         values.append(
@@ -183,20 +175,21 @@ def _draw_units(
         )
     # build_progress stays the template's zeros unless something is under construction.
     drawn = _UNIT_LAYERS if any(not u.finished for u in units) else _UNIT_LAYERS[:-1]
-    # Each view in its own windows (a minimap's discs are a few pixels, a screen's up to
-    # tens), and the screen only for the units whose disc can touch it: most are off it.
-    screen_geo = np.array(screen_rows)
-    on_screen = _touching(screen_geo, sw, sh)
-    split = sw * sh
-    s_pixels, s_owner, aa_pixels, aa_weights = _rasterize(
-        screen_geo[on_screen], np.nonzero(on_screen)[0], (sw, sh, 0), antialias=True
-    )
-    m_pixels, m_owner, _, _ = _rasterize(
-        np.array(mini_rows), np.arange(len(units)), (mw, mh, split), antialias=False
-    )
-    pixels, owner = np.concatenate([s_pixels, m_pixels]), np.concatenate([s_owner, m_owner])
-    n_screen = len(s_pixels)
+    for u in units:
+        rows.append(
+            (
+                *mini.world_to_minimap(u.x - ox, u.y - oy),
+                (u.x - ox) * m_scale,
+                (mini.map_h - (u.y - oy)) * m_scale,
+                u.type.radius * m_scale,
+            )
+        )
+    size = np.empty((2 * n, 3), dtype=np.int64)
+    size[:n] = (sw, sh, 0)
+    size[n:] = (mw, mh, sw * sh)
+    pixels, owner, n_screen, aa_pixels, aa_weights = _rasterize(np.array(rows), size, n)
 
+    split = sw * sh
     layers = np.zeros((len(drawn), split + mw * mh), dtype=np.int32)
     layers[:, pixels] = np.array(values, dtype=np.int32)[owner, : len(drawn)].T
     for layer, name in zip(layers, drawn):
@@ -221,62 +214,56 @@ def _draw_open_ground(out, blocked: np.ndarray, screen: _Static, mini: _Static) 
         layers.buildable.data = data
 
 
-def _touching(geo: np.ndarray, width: int, height: int) -> np.ndarray:
-    """Which rows of ``geo`` (see ``_rasterize``) can cover a pixel of a ``width`` x
-    ``height`` view: their centre pixel is in it, or their disc, grown by the anti-aliased
-    edge and a pixel to spare, reaches it."""
-    px, py, x, y, r = geo.T
-    reach = r + 2.0
-    return ((px >= 0) & (px < width) & (py >= 0) & (py < height)) | (
-        (x + reach > 0) & (x - reach < width) & (y + reach > 0) & (y - reach < height)
-    )
+def _rasterize(geo: np.ndarray, size: np.ndarray, n: int):
+    """Filled discs for each row of ``geo`` = (centre px, centre py, x, y, radius) in pixels.
 
-
-def _rasterize(geo: np.ndarray, unit: np.ndarray, view: tuple[int, int, int], antialias: bool):
-    """Filled discs for each row of ``geo`` = (centre px, centre py, x, y, radius) in pixels,
-    the row drawing unit ``unit[row]``, in a view ``(width, height, offset)`` of the flat
-    buffer. A pixel belongs to a disc when its centre is inside it, and each disc also
-    owns the pixel its centre falls in, so tiny units never vanish. Returns the covered
-    flat pixels (with repeats where discs overlap), the unit drawn on top at each, and
-    the anti-aliased coverage as (pixels, weights), 16 per full pixel (when asked).
+    ``size`` rows are (width, height, offset of that view in the flat buffer); the
+    first ``n`` rows are the screen. A pixel belongs to a disc when its centre is inside
+    it, and each disc also owns the pixel its centre falls in, so tiny units never
+    vanish. Returns the covered flat pixels (with repeats where discs overlap), the
+    unit (row mod ``n``) drawn on top at each, how many of them are on the screen, and
+    the screen's anti-aliased coverage as (pixels, weights), 16 per full pixel.
 
     Discs are drawn in windows of one size, clipped to the view and slid inside it, a
     batch of rows at a time within ``RASTER_BUDGET`` cells: a huge zoom (1024 pixels over
     a few world units) makes discs wider than the view, and one window for every unit
     at once would take gigabytes.
     """
-    empty = np.zeros(0, dtype=np.int64)
-    if not len(geo):
-        return empty, empty, empty, empty.astype(np.int32)
-    width, height, offset = view
     half = int(math.ceil(float(geo[:, 4].max()) + 0.5)) + 1
-    window = (min(2 * half + 1, height), min(2 * half + 1, width))
+    window = (min(2 * half + 1, int(size[:, 1].max())), min(2 * half + 1, int(size[:, 0].max())))
     rows_per_pass = max(1, RASTER_BUDGET // (window[0] * window[1]))
     parts = [
-        _discs(geo[i : i + rows_per_pass], view, half, window, antialias)
+        _discs(
+            geo[i : i + rows_per_pass],
+            size[i : i + rows_per_pass],
+            half,
+            window,
+            screen_rows=max(0, min(n - i, rows_per_pass)),
+        )
         for i in range(0, len(geo), rows_per_pass)
     ]
     pixels = np.concatenate([p[0] for p in parts])
     rows = np.concatenate([p[1] + i for p, i in zip(parts, range(0, len(geo), rows_per_pass))])
-    drawn = unit[rows]
+    unit = rows % n
     # Rows are in draw order, so the highest unit index at a pixel is the one on top.
-    top = np.full(offset + width * height, -1, dtype=np.int64)
-    np.maximum.at(top, pixels, drawn)
+    top = np.full(int(size[-1, 2] + size[-1, 0] * size[-1, 1]), -1, dtype=np.int64)
+    np.maximum.at(top, pixels, unit)
+    n_screen = int(np.count_nonzero(rows < n))
     aa_pixels = np.concatenate([p[2] for p in parts])
     aa_weights = np.concatenate([p[3] for p in parts])
-    return pixels, top[pixels], aa_pixels, aa_weights
+    return pixels, top[pixels], n_screen, aa_pixels, aa_weights
 
 
-def _discs(geo: np.ndarray, view: tuple[int, int, int], half: int, window, antialias: bool):
-    """One pass of ``_rasterize``: (flat pixels, their row in ``geo``, and the
-    anti-aliased pixels and weights), pixels in row then raster order."""
+def _discs(geo: np.ndarray, size: np.ndarray, half: int, window: tuple[int, int], screen_rows: int):
+    """One pass of ``_rasterize``: (flat pixels, their row in ``geo``, and the screen
+    rows' anti-aliased pixels and weights), pixels in row then raster order."""
     ky, kx = window
-    w, h, base = view
     centre = geo[:, :2].astype(np.int64)
+    w, h, base = size[:, :1], size[:, 1:2], size[:, 2:3]
     # Each window starts half a window before the centre, moved inside the view where
     # that leaves the view's pixels of the disc inside it (windows never exceed a view).
-    x0 = np.clip(centre[:, :1] - half, 0, max(w - kx, 0))
-    y0 = np.clip(centre[:, 1:] - half, 0, max(h - ky, 0))
+    x0 = np.clip(centre[:, :1] - half, 0, np.maximum(w - kx, 0))
+    y0 = np.clip(centre[:, 1:] - half, 0, np.maximum(h - ky, 0))
     gx = x0 + np.arange(kx)  # (rows, kx) pixel columns of each disc's window
     gy = y0 + np.arange(ky)
     d2 = ((gy + 0.5 - geo[:, 3:4]) ** 2)[:, :, None] + ((gx + 0.5 - geo[:, 2:3]) ** 2)[:, None, :]
@@ -291,15 +278,17 @@ def _discs(geo: np.ndarray, view: tuple[int, int, int], half: int, window, antia
     disc[rows[own], cy[own], cx[own]] = True
     disc &= inside
     row_of = np.nonzero(disc)[0]  # C order, matching flat[disc]
-    if not antialias:
-        return flat[disc], row_of, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
     # Area coverage, approximated as 1 well inside the edge and fading over one pixel.
-    cover = np.clip(radius + 0.5 - np.sqrt(d2), 0.0, 1.0)
-    centre_cover = cover[rows[own], cy[own], cx[own]]
-    cover[rows[own], cy[own], cx[own]] = np.maximum(centre_cover, 1.0 / DENSITY_AA_PER_UNIT)
-    keep = inside & (cover > 0)
+    s = screen_rows
+    cover = np.clip(radius[:s] + 0.5 - np.sqrt(d2[:s]), 0.0, 1.0)
+    own_s = own[:s]
+    centre_cover = cover[rows[:s][own_s], cy[:s][own_s], cx[:s][own_s]]
+    cover[rows[:s][own_s], cy[:s][own_s], cx[:s][own_s]] = np.maximum(
+        centre_cover, 1.0 / DENSITY_AA_PER_UNIT
+    )
+    keep = inside[:s] & (cover > 0)
     aa_weights = np.rint(cover[keep] * DENSITY_AA_PER_UNIT).astype(np.int32)
-    return flat[disc], row_of, flat[keep], aa_weights
+    return flat[disc], row_of, flat[:s][keep], aa_weights
 
 
 def _sample(vis: np.ndarray, cell_index: np.ndarray) -> np.ndarray:

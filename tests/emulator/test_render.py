@@ -4,20 +4,12 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from s2clientprotocol import sc2api_pb2 as sc_pb
 
 from sc2dask.emulator.gamedata import ZERGLING
 from sc2dask.emulator.geometry import screen_geometry
 from sc2dask.emulator.maps import scenario_for
-from sc2dask.emulator.render import (
-    MINIMAP_BPP,
-    SCREEN_BPP,
-    _rasterize,
-    _touching,
-    render_feature_layers,
-)
+from sc2dask.emulator.render import MINIMAP_BPP, SCREEN_BPP, render_feature_layers
 from sc2dask.emulator.units import Alliance, Owner
 from sc2dask.emulator.world import World
 from sc2dask.game.pysc2lib import features
@@ -181,29 +173,3 @@ def test_the_largest_zoom_renders_within_bounded_memory():
     assert relative.shape == (1024, 1024) and relative[512, 512] == Alliance.SELF
     assert 0.3 < np.mean(relative == Alliance.SELF) < 0.6  # pi 0.375^2 = 0.44 of the view
 
-
-@settings(max_examples=60, deadline=None)
-@given(
-    centres=st.lists(
-        st.tuples(
-            st.floats(-40, 104, allow_nan=False), st.floats(-40, 104, allow_nan=False),
-            st.floats(0.05, 12.0),
-        ),
-        min_size=1, max_size=12,
-    )
-)  # fmt: skip
-def test_units_left_off_the_screen_would_not_have_touched_it(centres):
-    """Units whose disc cannot reach a view are not rasterised there: the pixels, the unit
-    on top at each and the anti-aliased density are what drawing every unit gives."""
-    geo = np.array([(math.floor(x), math.floor(y), x, y, r) for x, y, r in centres])
-    view = (64, 48, 0)
-    every = _rasterize(geo, np.arange(len(geo)), view, antialias=True)
-    kept = _touching(geo, 64, 48)
-    culled = _rasterize(geo[kept], np.nonzero(kept)[0], view, antialias=True)
-
-    def drawn(pixels, top, aa_pixels, aa_weights):
-        density = np.zeros(64 * 48, dtype=np.int64)
-        np.add.at(density, aa_pixels, aa_weights)
-        return sorted(set(zip(pixels.tolist(), top.tolist()))), density.tolist()
-
-    assert drawn(*culled) == drawn(*every)
