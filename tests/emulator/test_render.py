@@ -172,4 +172,3 @@ def test_the_largest_zoom_renders_within_bounded_memory():
     relative = layers["player_relative"]
     assert relative.shape == (1024, 1024) and relative[512, 512] == Alliance.SELF
     assert 0.3 < np.mean(relative == Alliance.SELF) < 0.6  # pi 0.375^2 = 0.44 of the view
-
