@@ -202,7 +202,9 @@ def main() -> None:
             try:
                 assert workers.stdout is not None
                 workers.stdout.readline()  # "ready"
-                with Client(address, timeout=120) as client:
+                # As the docs ask of users: env calls go straight to the workers, not
+                # through the scheduler.
+                with Client(address, timeout=120, direct_to_workers=True) as client:
                     client.wait_for_workers(hosts, timeout=600)
                     for mode, compression, combine in points(args):
                         with client_capped(args.client_cpu):
