@@ -25,10 +25,10 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
+import dask
 import numpy as np
 import psutil
 from distributed import Client, Worker
@@ -41,11 +41,16 @@ HERE = Path(__file__).resolve().parent
 
 
 def serve_workers(address: str, n: int, envs: int) -> None:
-    """``n`` Dask workers in this process, each with ``envs`` SC2 slots, until killed."""
+    """``n`` Dask workers in this process, each with ``envs`` SC2 slots, until killed.
+
+    Without a memory limit and with the system monitor slowed, so that a thousand workers'
+    own polling (psutil, several times a second each) does not fill this process's core."""
+    dask.config.set({"distributed.admin.system-monitor.interval": "60s"})
 
     async def run():
         workers = [
-            Worker(address, nthreads=1, resources={"SC2": envs}, host="127.0.0.1") for _ in range(n)
+            Worker(address, nthreads=1, resources={"SC2": envs}, host="127.0.0.1", memory_limit=0)
+            for _ in range(n)
         ]
         await asyncio.gather(*workers)
         print("ready", flush=True)
@@ -104,11 +109,11 @@ def measure(
     while not rows and run.running:
         time.sleep(0.2)
     started = time.monotonic()
-    stopper = threading.Timer(seconds, run.stop)
-    stopper.start()
+    while run.running and time.monotonic() < started + seconds:
+        time.sleep(0.2)
+    window = [r for r in rows if r[0] >= started]  # taken before the hosts close
+    run.stop()
     run.wait()
-    stopper.cancel()
-    window = [r for r in rows if r[0] >= started]
     if len(window) < 2:
         return {"hosts": hosts, "mode": mode, "compression": compression, "updates": 0}
     (t0, c0, r0, _, o0), (t1, c1, r1, _, o1) = window[0], window[-1]

@@ -2,7 +2,7 @@
 
 Plays pysc2's RandomAgent (or the raw scripted TerranMacro with ``--macro``) against the
 emulator's bot at 64x64 with raw units, step_mul 8, for ``--steps`` agent steps or a whole
-game, and prints the steps/s, the units on the map at the end, and where a step's time
+game, and prints the steps/s, the units seen (at the end and on average), and where a step's time
 goes: the CPU of the game process (the emulator), of pysc2 in this process (its protocol
 and observation decoding), and of the agent. Prints figures; asserts nothing. The target on docs/results/fullgame.md is 150 agent steps/s with about 50 units.
 
@@ -49,8 +49,9 @@ def main() -> None:
             if "sc2dask.emulator" in " ".join(p.cmdline())
         ]  # fmt: skip
         cpu_before = _cpu(psutil.Process()), sum(_cpu(g) for g in games)
-        started, steps, agent_s = time.perf_counter(), 0, 0.0
+        started, steps, agent_s, units_seen = time.perf_counter(), 0, 0.0, 0
         while not timestep.last() and steps < args.steps:
+            units_seen += len(timestep.observation.raw_units)
             thinking = time.process_time()
             action = agent.step(timestep)
             agent_s += time.process_time() - thinking
@@ -63,7 +64,8 @@ def main() -> None:
     print(
         f"Simple64 against {args.difficulty}, {'TerranMacro' if args.macro else 'RandomAgent'}: "
         f"{steps} agent steps in {seconds:.1f} s = {steps / seconds:.1f} agent steps/s; "
-        f"game loop {int(timestep.observation.game_loop[0])}, {len(units)} units seen at the end"
+        f"game loop {int(timestep.observation.game_loop[0])}, {len(units)} units seen at the end "
+        f"({units_seen / steps:.0f} on average, minerals and geysers included)"
     )
     per_step = {
         "the game (emulator) process": game,

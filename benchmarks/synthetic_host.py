@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from sc2dask.compression import Compressor, WeightDelta
+from sc2dask.compression import Compressor, Flat
 from sc2dask.core import GradientResult, Work
 from sc2dask.game.pysc2lib import features
 
@@ -48,8 +48,8 @@ class SyntheticHost:
 
     async def work(self, order, version: int, weights):
         started = time.monotonic()
-        if weights is not None and not isinstance(weights, WeightDelta):
-            self._shapes = [np.shape(w) for w in weights]
+        if isinstance(weights, Flat):
+            self._shapes = list(weights.shapes)
         if order.work is not Work.GRADIENTS:
             raise NotImplementedError("the control-plane benchmark runs sync and async only")
         if (self._compressor.method, self._compressor.fraction) != (

@@ -12,8 +12,9 @@ Weights travel to a host as the packed difference from the weights that host hol
 what was sent, so the rounding of one delta is part of the next: the host's weights
 follow the store's with an error of one delta's rounding, never more.
 
-A packed gradient is a list of ``Packed`` tuples of numpy arrays and numbers: plain data
-that pickles anywhere, as everything that crosses the network does.
+A packed gradient is a list of ``Packed`` tuples of numpy arrays and numbers, or with
+``none`` one ``Flat`` buffer: plain data that pickles anywhere, as everything that crosses
+the network does. Whole weights travel as ``Flat`` too.
 """
 
 from __future__ import annotations
@@ -41,6 +42,37 @@ class Packed(NamedTuple):
         return int(self.values.nbytes + (0 if self.indices is None else self.indices.nbytes))
 
 
+class Flat(NamedTuple):
+    """Arrays as one buffer (of their common dtype) and their shapes. Dask gives each
+    array of a list a frame and a header of its own, and at hundreds of hosts writing and
+    reading those was a large share of the client's cost per host
+    (docs/results/scaling.md); one buffer is one frame."""
+
+    values: np.ndarray
+    shapes: tuple[tuple[int, ...], ...]
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.values.nbytes)
+
+
+def flatten(arrays: Sequence[np.ndarray]) -> Flat:
+    shapes = tuple(tuple(np.shape(a)) for a in arrays)
+    if not arrays:
+        return Flat(np.zeros(0, np.float32), shapes)
+    return Flat(np.concatenate([np.ravel(a) for a in arrays]), shapes)
+
+
+def unflatten(flat: Flat) -> list[np.ndarray]:
+    """The arrays of ``flat``, as views of its buffer."""
+    ends = np.cumsum([math.prod(shape) for shape in flat.shapes])
+    starts = [0, *ends[:-1]]
+    return [
+        flat.values[start:end].reshape(shape)
+        for start, end, shape in zip(starts, ends, flat.shapes)
+    ]
+
+
 class Compressor:
     """Packs one host's gradients; holds the topk residual between calls."""
 
@@ -52,10 +84,10 @@ class Compressor:
         self.method, self.fraction = method, fraction
         self._residual: list[np.ndarray] | None = None
 
-    def pack(self, grads: Sequence[np.ndarray]) -> list[np.ndarray] | list[Packed]:
-        """``grads`` as they should travel (unchanged for ``none``)."""
+    def pack(self, grads: Sequence[np.ndarray]) -> Flat | list[Packed]:
+        """``grads`` as they should travel (one buffer for ``none``)."""
         if self.method == "none":
-            return list(grads)
+            return flatten(grads)
         if self.method == "topk":
             return self._topk(grads)
         return [_quantise(np.asarray(g, np.float32), self.method) for g in grads]
@@ -85,8 +117,10 @@ def _quantise(g: np.ndarray, method: str) -> Packed:
     return Packed("int8", g.shape, np.rint(g / scale * 127).astype(np.int8), scale / 127)
 
 
-def unpack(grads: Sequence) -> list[np.ndarray]:
+def unpack(grads: Flat | Sequence) -> list[np.ndarray]:
     """float32 arrays from what ``Compressor.pack`` sent (arrays pass through)."""
+    if isinstance(grads, Flat):
+        return unflatten(grads)
     out = []
     for g in grads:
         if not isinstance(g, Packed):
@@ -100,8 +134,10 @@ def unpack(grads: Sequence) -> list[np.ndarray]:
     return out
 
 
-def nbytes(grads: Sequence) -> int:
+def nbytes(grads: Flat | Sequence) -> int:
     """Bytes of gradients as they travel, packed or not."""
+    if isinstance(grads, Flat):
+        return grads.nbytes
     return int(sum(g.nbytes for g in grads))
 
 
@@ -143,6 +179,7 @@ class DeltaSender:
         self.method, self.fraction, self.every = method, fraction, every
         self.always = None if always is None else list(always)
         self._held: dict = {}  # host key -> (version, the weights it holds, version of the rest)
+        self._flat: tuple[Sequence[np.ndarray], Flat] | None = None  # the last whole weights sent
 
     def encode(self, key, version: int, weights: Sequence[np.ndarray]):
         """What to send host ``key`` so that it holds ``weights`` of ``version`` (or, with
@@ -157,9 +194,12 @@ class DeltaSender:
             for i in range(len(weights))
             if send_rest or (self.always is not None and self.always[i])
         ]
+        differences = [np.asarray(weights[i], np.float32) - copy[i] for i in chosen]
         # A fresh compressor each time: the copy already carries what was not sent yet.
-        packed = Compressor(self.method, self.fraction).pack(
-            [np.asarray(weights[i], np.float32) - copy[i] for i in chosen]
+        packed = (
+            differences
+            if self.method == "none"  # layered: the chosen arrays, each an entry
+            else Compressor(self.method, self.fraction).pack(differences)
         )
         entries = [None] * len(weights)
         for i, entry in zip(chosen, packed):
@@ -168,11 +208,15 @@ class DeltaSender:
         self._held[key] = (version, apply_delta(copy, delta), version if send_rest else rest_at)
         return delta
 
-    def whole(self, key, version: int, weights: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """Whole weights (a new host, or one that lost what it held)."""
+    def whole(self, key, version: int, weights: Sequence[np.ndarray]) -> Flat:
+        """Whole weights (a new host, or one that lost what it held). The buffer is made
+        once per ``weights`` list: give a new list for new weights, as
+        ``ParameterStore.snapshot`` does, never the same one changed in place."""
         if self.method != "none" or self.every > 1:
             self._held[key] = (version, [np.array(w, np.float32) for w in weights], version)
-        return list(weights)
+        if self._flat is None or self._flat[0] is not weights:  # once for all the hosts
+            self._flat = (weights, flatten(weights))
+        return self._flat[1]
 
 
 def payload_nbytes(payload) -> int:

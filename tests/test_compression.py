@@ -13,8 +13,10 @@ from sc2dask.compression import (
     DeltaSender,
     WeightDelta,
     apply_delta,
+    flatten,
     nbytes,
     payload_nbytes,
+    unflatten,
     unpack,
 )
 
@@ -67,6 +69,20 @@ def test_topk_error_feedback_sends_everything_eventually(seed, fraction, rounds)
         np.testing.assert_allclose(sent + residual, given_, atol=1e-5)
 
 
+@hsettings(max_examples=25, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 5), max_size=3), max_size=6))
+def test_flat_arrays_come_back_as_they_were(shapes):
+    """One buffer for any list of arrays, empty ones and scalars included."""
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(shape).astype(np.float32) for shape in shapes]
+    flat = flatten(arrays)
+    assert flat.nbytes == nbytes(arrays) and flat.values.ndim == 1
+    back = unflatten(flat)
+    assert [a.shape for a in back] == [a.shape for a in arrays]
+    for a, b in zip(arrays, back):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_unknown_methods_and_fractions_are_refused():
     with pytest.raises(ValueError, match="choose one of " + ", ".join(METHODS)):
         Compressor("zip")
@@ -86,12 +102,14 @@ def test_a_host_fed_weight_deltas_holds_what_the_client_thinks_it_holds(
     heads = [False, False, False, True]
     sender = DeltaSender(method, 0.05, every, heads)
     weights = _grads(rng, 1.0)
-    host = list(sender.encode("host", 0, weights))
+    host = unflatten(sender.encode("host", 0, weights))
     for version in range(1, versions + 1):
         weights = [w + u for w, u in zip(weights, _grads(rng, 1e-2))]
         payload = sender.encode("host", version, weights)
         assert isinstance(payload, WeightDelta) == (method != "none" or every > 1)
-        host = apply_delta(host, payload) if isinstance(payload, WeightDelta) else list(payload)
+        host = (
+            apply_delta(host, payload) if isinstance(payload, WeightDelta) else unflatten(payload)
+        )
         if isinstance(payload, WeightDelta):
             sent = [entry is not None for entry in payload.packed]
             everything = version % every == 0

@@ -20,7 +20,7 @@ import uuid
 import numpy as np
 
 from ..agents.loading import build_agent
-from ..compression import Compressor, WeightDelta, apply_delta
+from ..compression import Compressor, Flat, WeightDelta, apply_delta, unflatten
 from ..core import (
     AgentSpec,
     EpisodeResult,
@@ -259,6 +259,8 @@ class EnvHost:
                             f"a delta from v{weights.base}, but this host holds v{self._version}"
                         )
                     weights = apply_delta(self._learner.get_weights(), weights)
+                elif isinstance(weights, Flat):
+                    weights = unflatten(weights)
                 self._learner.set_weights(weights)
                 self._version = version
             return self._learner

@@ -15,6 +15,7 @@ so every call names the ``EnvHost`` method it makes.
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import gc
 import logging
@@ -34,7 +35,7 @@ from .supervisor import ACTOR_LOST, START_TIMEOUT, HostDropped, HostSupervisor, 
 log = logging.getLogger(__name__)
 
 MAX_TRIES = 5
-MAX_CALLS_IN_FLIGHT = 256
+MAX_THREADS = 256  # hosts starting, or calls being made again after a host was lost
 Request = Callable[[Any], Any]  # an EnvHost actor proxy -> the future of one of its calls
 
 
@@ -57,6 +58,12 @@ class EnvPool:
         elastic: bool = False,
     ):
         self.client, self.config = client, config
+        if not client.direct_to_workers:
+            log.warning(
+                "this Dask client reaches the workers through the scheduler, so every env "
+                "call and its gradients pass through it too; make the client with "
+                "Client(..., direct_to_workers=True)"
+            )
         self.call_timeout = call_timeout
         self.elastic, self.seed = elastic, seed
         self.supervisor = HostSupervisor(client, config, call_timeout, tf_threads, self._room)
@@ -67,8 +74,7 @@ class EnvPool:
         else:
             capacity = require_capacity(client, n_envs)
             self.placements = plan_placements(capacity, n_envs or sum(capacity.values()), seed)
-        # Threads start as calls need them: one per call in flight, however the pool grows.
-        self._threads = concurrent.futures.ThreadPoolExecutor(MAX_CALLS_IN_FLIGHT)
+        self._threads = concurrent.futures.ThreadPoolExecutor(MAX_THREADS)
         for future in [self._threads.submit(self.supervisor.start, p) for p in self.placements]:
             future.result()
 
@@ -159,24 +165,29 @@ class EnvPool:
                 used[p.worker] = used.get(p.worker, 0) + p.n_envs
         return {w: n - used.get(w, 0) for w, n in sc2_capacity(self.client).items()}
 
-    def call(self, placement: Placement, request: Request):
+    def call(self, placement: Placement, request: Request, tries: int = MAX_TRIES):
         """``request(host).result()`` on ``placement``'s host, redone on a new host if the
         old one is lost.
 
-        A call that loses ``MAX_TRIES`` hosts in a row is not a lost worker but a
-        failing call, and its error is raised.
+        A call that loses ``tries`` hosts in a row is not a lost worker but a failing
+        call, and its error is raised.
         """
-        for attempt in range(MAX_TRIES):
+        for attempt in range(tries):
             if placement.released:
                 raise HostDropped(f"the host on {placement.worker} was released")
             try:
                 return request(placement.host).result(timeout=self.call_timeout)
             except ACTOR_LOST as exc:
-                if placement.released:
-                    raise HostDropped(f"the host on {placement.worker} was released") from exc
-                if attempt == MAX_TRIES - 1 or not self.lost(placement, exc):
-                    raise
-                self._replace(placement, exc)
+                self._recover(placement, exc, last=attempt == tries - 1)
+
+    def _recover(self, placement: Placement, exc: BaseException, last: bool) -> None:
+        """After ``exc`` from ``placement``'s host: a new host for it, or ``exc`` (or
+        HostDropped) raised where the call should not be made again."""
+        if placement.released:
+            raise HostDropped(f"the host on {placement.worker} was released") from exc
+        if last or not self.lost(placement, exc):
+            raise exc
+        self._replace(placement, exc)
 
     def lost(self, placement: Placement, exc: BaseException) -> bool:
         """Whether ``exc`` from ``placement``'s host means the host is gone (``is_lost``)."""
@@ -204,8 +215,58 @@ class EnvPool:
     def submit(self, placement: Placement, request: Request) -> concurrent.futures.Future:
         """``call`` without waiting: a Future of the host's answer, which
         ``concurrent.futures.as_completed`` and ``wait`` gather. The layer a training loop
-        of your own stands on, as ``sc2dask.train``'s does (``training/dispatch.py``)."""
-        return self._threads.submit(self.call, placement, request)
+        of your own stands on, as ``sc2dask.train``'s does (``training/dispatch.py``).
+
+        The call goes out and its answer comes back on the client's event loop, so a
+        thousand hosts need no thread each; only a call whose host is lost moves to a
+        thread, where ``call`` finds it a new host and makes it again."""
+        answer: concurrent.futures.Future = concurrent.futures.Future()
+
+        def failed(exc: BaseException) -> None:
+            if not isinstance(exc, ACTOR_LOST):
+                answer.set_exception(exc)
+                return
+            try:
+                self._threads.submit(self._call_again, placement, request, exc, answer)
+            except RuntimeError:  # the pool is closing: no more retries
+                answer.set_exception(exc)
+
+        def finished(attempt: asyncio.Future) -> None:
+            if answer.cancelled():
+                return
+            if attempt.cancelled():  # the client's loop is closing
+                answer.cancel()
+            elif (exc := attempt.exception()) is not None:
+                failed(exc)
+            else:
+                answer.set_result(attempt.result())
+
+        def start() -> None:  # on the client's event loop
+            if placement.released:
+                answer.set_exception(HostDropped(f"the host on {placement.worker} was released"))
+                return
+            try:
+                reply = asyncio.wait_for(_awaited(request(placement.host)), self.call_timeout)
+                asyncio.ensure_future(reply).add_done_callback(finished)
+            except Exception as exc:  # the proxy itself refused: its worker is gone
+                failed(exc)
+
+        self.client.loop.add_callback(start)
+        return answer
+
+    def _call_again(
+        self,
+        placement: Placement,
+        request: Request,
+        first: BaseException,
+        answer: concurrent.futures.Future,
+    ) -> None:
+        """``submit``'s call after its host was lost, on a thread: ``call``'s retries."""
+        try:
+            self._recover(placement, first, last=False)
+            answer.set_result(self.call(placement, request, MAX_TRIES - 1))
+        except BaseException as exc:
+            answer.set_exception(exc)
 
     def map(self, request_for: Callable[[Placement], Request]) -> Iterator[tuple[Placement, Any]]:
         """``call`` every host at once, with ``request_for(placement)``; yields
@@ -244,8 +305,12 @@ class EnvPool:
         }
 
     def close(self) -> None:
-        for p in self.placements:
-            self.supervisor.close(p)
+        """Close every host's games, all at once, so that a thousand hosts, or a few
+        whose workers are gone (each waited for up to ``supervisor.CLOSE_TIMEOUT``), do
+        not close one after another."""
+        concurrent.futures.wait(
+            [self._threads.submit(self.supervisor.close, p) for p in self.placements]
+        )
         self._threads.shutdown(wait=False)
 
     def __enter__(self):
@@ -253,3 +318,8 @@ class EnvPool:
 
     def __exit__(self, *exc):
         self.close()
+
+
+async def _awaited(reply):
+    """A Dask actor's answer (its ``ActorFuture``) as a coroutine, for ``wait_for``."""
+    return await reply

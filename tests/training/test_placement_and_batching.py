@@ -99,6 +99,25 @@ def test_sync_gradients_are_averaged_per_step():
     assert metrics["steps"] == 40 and metrics["loss"] == 2.0 and metrics["truncated"] == 1
 
 
+def test_hundreds_of_float32_gradients_average_to_float32_precision():
+    """The average is summed in the gradients' own precision (fast at hundreds of hosts):
+    it matches a float64 sum to float32's rounding, and stays float32."""
+    rng = np.random.default_rng(0)
+    results = [
+        GradientResult(
+            [rng.standard_normal((64, 8)).astype(np.float32)],
+            {"steps": float(rng.integers(1, 64))},
+            [],
+        )
+        for _ in range(300)
+    ]
+    (grad,), _ = average_gradients(results)
+    steps = np.array([r.metrics["steps"] for r in results])
+    exact = np.einsum("k,kij->ij", steps / steps.sum(), [r.grads[0] for r in results])
+    assert grad.dtype == np.float32
+    np.testing.assert_allclose(grad, exact, rtol=0, atol=1e-6)
+
+
 def test_a_metric_only_some_gradients_have_is_averaged_over_those():
     """With K of N gradients per update the hosts drift apart, so an update can mix a
     rollout in which an episode ended (it has ``mean_episode_score``) with one without."""

@@ -180,6 +180,20 @@ def test_user_errors_are_clear(client):
 
 
 @pytest.mark.cluster
+def test_a_client_that_goes_through_the_scheduler_is_told_how_not_to(client, caplog):
+    """Without ``direct_to_workers`` every env call and its gradients are relayed by the
+    scheduler; the pool still works, and says how to make the client go direct."""
+    caplog.set_level("WARNING", logger="sc2dask.training.pool")
+    with EnvPool(client, SMALL, n_envs=1) as pool:
+        assert pool.call(pool.placements[0], STATS)["envs"]
+    assert "direct_to_workers" not in caplog.text
+    with Client(client.scheduler.address, timeout=30) as relayed:
+        with EnvPool(relayed, SMALL, n_envs=1) as pool:
+            assert pool.submit(pool.placements[0], STATS).result(timeout=60)["envs"]
+    assert "Client(..., direct_to_workers=True)" in caplog.text
+
+
+@pytest.mark.cluster
 def test_zero_capacity_is_a_clear_error():
     with local_cluster(n_workers=1, sc2_per_worker=0) as cluster, Client(cluster) as client:
         with pytest.raises(NoCapacityError, match="--resources SC2="):
