@@ -242,6 +242,8 @@ class EnvPool:
                 answer.set_result(attempt.result())
 
         def start() -> None:  # on the client's event loop
+            if answer.cancelled():
+                return
             if placement.released:
                 answer.set_exception(HostDropped(f"the host on {placement.worker} was released"))
                 return
