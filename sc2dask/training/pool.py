@@ -174,7 +174,7 @@ class EnvPool:
         """
         for attempt in range(tries):
             if placement.released:
-                raise HostDropped(f"the host on {placement.worker} was released")
+                raise _released(placement)
             try:
                 return request(placement.host).result(timeout=self.call_timeout)
             except ACTOR_LOST as exc:
@@ -184,7 +184,7 @@ class EnvPool:
         """After ``exc`` from ``placement``'s host: a new host for it, or ``exc`` (or
         HostDropped) raised where the call should not be made again."""
         if placement.released:
-            raise HostDropped(f"the host on {placement.worker} was released") from exc
+            raise _released(placement) from exc
         if last or not self.lost(placement, exc):
             raise exc
         self._replace(placement, exc)
@@ -245,7 +245,7 @@ class EnvPool:
             if answer.cancelled():
                 return
             if placement.released:
-                answer.set_exception(HostDropped(f"the host on {placement.worker} was released"))
+                answer.set_exception(_released(placement))
                 return
             try:
                 reply = asyncio.wait_for(_awaited(request(placement.host)), self.call_timeout)
@@ -325,3 +325,7 @@ class EnvPool:
 async def _awaited(reply):
     """A Dask actor's answer (its ``ActorFuture``) as a coroutine, for ``wait_for``."""
     return await reply
+
+
+def _released(placement: Placement) -> HostDropped:
+    return HostDropped(f"the host on {placement.worker} was released")

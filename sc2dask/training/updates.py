@@ -372,10 +372,8 @@ def average_gradients(
     weights /= weights.sum()
     unpacked = [r.grads for r in results if r.grads is not None]
     assert len(unpacked) == len(results), "average only results that carry gradients"
-    grads = [
-        _weighted_sum([g[i] for g in unpacked], weights.astype(np.float32))
-        for i in range(len(unpacked[0]))
-    ]
+    per_result = weights.astype(np.float32)
+    grads = [_weighted_sum([g[i] for g in unpacked], per_result) for i in range(len(unpacked[0]))]
     # A metric is the mean over the results that have it: a rollout in which no episode
     # ended has no mean_episode_score (sc2dask/agents/a2c.py), and with K of N gradients
     # per update the hosts' episodes no longer end in the same rollout.
