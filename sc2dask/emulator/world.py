@@ -88,8 +88,11 @@ class World:
         self._structure_cache: dict[str, tuple[int, object]] = {}
         self._rosters: dict[Owner, list[Unit]] = {}  # each player's units as the loop began
         self._vis_cache: tuple[tuple, np.ndarray] = ((), np.zeros(0))
-        # each roster on a grid: cell -> [(index in the roster, unit)]
+        self._apart: list | None = None  # (tag, x, y) of movers last found apart
+        # each roster on a grid: cell -> [(index in the roster, unit)], and the box its
+        # centres span (x0, y0, x1, y1)
         self._roster_cells: dict[Owner, dict[tuple[int, int], list]] = {}
+        self._roster_boxes: dict[Owner, tuple[float, float, float, float]] = {}
         scenario.setup(self)
         self._update_fog()
 
@@ -202,6 +205,9 @@ class World:
                 for owner in (Owner.AGENT, Owner.HOSTILE)
             }
             self._roster_cells = {owner: _cells(units) for owner, units in self._rosters.items()}
+            self._roster_boxes = {
+                owner: _box(units) for owner, units in self._rosters.items() if units
+            }
             for unit in acting:
                 if unit.alive:  # a unit killed earlier in this loop fires no last shot
                     self._act(unit)
@@ -289,12 +295,16 @@ class World:
         cells = self._roster_cells.get(opponent)
         if not cells:
             return None
-        # Only the grid cells a unit in reach can be in, as the loop began (CELL_SLACK).
-        span = reach + unit.type.radius + MAX_RADIUS + CELL_SLACK
-        x0, x1 = int((unit.x - span) // CELL), int((unit.x + span) // CELL)
-        y0, y1 = int((unit.y - span) // CELL), int((unit.y + span) // CELL)
-        best, best_key = None, (math.inf, 0)
+        # Only where a unit in reach can have been as the loop began (CELL_SLACK): most
+        # idle units are far from every enemy, and the box of them all says so at once.
         ux, uy, ur = unit.x, unit.y, unit.type.radius  # distance_to, inlined: a hot loop
+        span = reach + ur + MAX_RADIUS + CELL_SLACK
+        bx0, by0, bx1, by1 = self._roster_boxes[opponent]
+        if ux + span < bx0 or ux - span > bx1 or uy + span < by0 or uy - span > by1:
+            return None
+        x0, x1 = int((ux - span) // CELL), int((ux + span) // CELL)
+        y0, y1 = int((uy - span) // CELL), int((uy + span) // CELL)
+        best, best_key = None, (math.inf, 0)
         for i in range(x0, x1 + 1):
             for j in range(y0, y1 + 1):
                 for order, other in cells.get((i, j), ()):
@@ -479,8 +489,13 @@ class World:
             elif unit.y > y1 - r:
                 unit.y = y1 - r
 
-    @staticmethod
-    def _separate(movers: list[Unit]) -> None:
+    def _separate(self, movers: list[Unit]) -> None:
+        """Push overlapping ``movers`` apart, half the overlap each. Most loops nobody
+        moved since the last pass found them all apart, and that pass is not repeated."""
+        placed = [(u.tag, u.x, u.y) for u in movers]
+        if placed == self._apart:
+            return
+        self._apart = None
         if len(movers) > 1:
             pos = np.array([(u.x, u.y) for u in movers])
             rad = np.array([u.type.radius for u in movers])
@@ -505,6 +520,8 @@ class World:
                 pos += push
                 for i in np.flatnonzero(hit.any(axis=1)).tolist():  # the rest did not move
                     movers[i].x, movers[i].y = float(pos[i, 0]), float(pos[i, 1])
+                return
+        self._apart = placed
 
     def _push_out_of_structures(self, movers: list[Unit], harvesting: list[bool]) -> None:
         """Move each unit that overlaps a footprint to just outside its nearest edge."""
@@ -647,6 +664,12 @@ def _cells(units: list[Unit]) -> dict[tuple[int, int], list]:
     for order, unit in enumerate(units):
         cells.setdefault((int(unit.x // CELL), int(unit.y // CELL)), []).append((order, unit))
     return cells
+
+
+def _box(units: list[Unit]) -> tuple[float, float, float, float]:
+    """The box (x0, y0, x1, y1) the centres of ``units`` span."""
+    xs, ys = [u.x for u in units], [u.y for u in units]
+    return min(xs), min(ys), max(xs), max(ys)
 
 
 def _segment_enter(ax, ay, bx, by, x0, y0, x1, y1) -> float:
