@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import time
 
+import numpy as np
 import psutil
 from absl import flags
 
@@ -40,6 +41,7 @@ def main() -> None:
         use_raw_actions=args.macro,
     )
     with make_env("Simple64", players=players, agent_interface_format=aif, random_seed=1) as env:
+        np.random.seed(1)  # pysc2's RandomAgent draws from numpy's: the same game each run
         agent = TerranMacro() if args.macro else random_agent.RandomAgent()
         agent.setup(env.observation_spec()[0], env.action_spec()[0])
         agent.reset()
