@@ -296,7 +296,7 @@ class World:
         if not cells:
             return None
         # Only where a unit in reach can have been as the loop began (CELL_SLACK): most
-        # idle units are far from every enemy, and the box of them all says so at once.
+        # searching units are far from every enemy, and the box of them all says so at once.
         ux, uy, ur = unit.x, unit.y, unit.type.radius  # distance_to, inlined: a hot loop
         span = reach + ur + MAX_RADIUS + CELL_SLACK
         bx0, by0, bx1, by1 = self._roster_boxes[opponent]

@@ -24,6 +24,7 @@ def test_units_standing_apart_are_separated_again_once_one_is_moved_onto_another
     world, (a, b) = _marines_world((30.0, 28.0), (34.0, 28.0))
     world.step(8)  # they stand apart: the next passes are skipped
     assert (a.x, a.y, b.x, b.y) == (30.0, 28.0, 34.0, 28.0)
+    assert world._apart is not None
     b.x = 30.2  # moved onto the other between loops, as a debug command can
     world.step(8)
     assert _gap(a, b) > -1e-6
@@ -32,6 +33,7 @@ def test_units_standing_apart_are_separated_again_once_one_is_moved_onto_another
 def test_a_unit_spawned_onto_a_standing_one_is_pushed_out():
     world, (a,) = _marines_world((30.0, 28.0))
     world.step(8)
+    assert world._apart is not None
     b = world.spawn(gd.MARINE, Owner.AGENT, 30.1, 28.0)
     world.step(8)
     assert _gap(a, b) > -1e-6
@@ -42,6 +44,8 @@ def test_an_idle_unit_finds_an_enemy_in_reach_and_none_beyond_it():
     far = world.spawn(gd.ROACH, Owner.HOSTILE, 42.0, 28.0)  # beyond every reach
     world.step(8)
     assert marine.target is None and far.target is None and far.health == gd.ROACH.health
-    near = world.spawn(gd.ROACH, Owner.HOSTILE, 30.0 + gd.MARINE.acquire_range, 28.0)
+    # At the edge of the marine's reach: a box with any less margin would miss it.
+    edge = gd.MARINE.acquire_range + gd.MARINE.radius + gd.ROACH.radius - 0.01
+    near = world.spawn(gd.ROACH, Owner.HOSTILE, 30.0 + edge, 28.0)
     world.step(1)
     assert marine.target == near.tag
