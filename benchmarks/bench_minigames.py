@@ -120,7 +120,7 @@ def train_map(client, name: str, folder: Path, args) -> dict:
         **args.train_overrides,
     )
     saved = folder / "checkpoints"
-    plot(curve, folder / "curve.png", name)
+    plot(curve, folder / "curve.png", name, args.agent + args.train)
     agent = checkpoint.checkpoint_agent_path(str(saved))
     result = evaluate(
         agent,
@@ -164,7 +164,7 @@ def _setting(parser, text: str) -> tuple[str, object]:
     return name.strip().replace("-", "_"), yaml.safe_load(value)
 
 
-def plot(rows: list[dict], out: Path, name: str) -> None:
+def plot(rows: list[dict], out: Path, name: str, candidate: list[str]) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -184,7 +184,8 @@ def plot(rows: list[dict], out: Path, name: str) -> None:
     left.set_xlabel("agent steps")
     left.set_ylabel("mean score, last 100 episodes")
     right.set_xlabel("wall time (min)")
-    fig.suptitle(f"{name} on the emulator, sc2dask's defaults ({time.strftime('%Y-%m-%d')})")
+    settings = f"the defaults with {', '.join(candidate)}" if candidate else "sc2dask's defaults"
+    fig.suptitle(f"{name} on the emulator, {settings} ({time.strftime('%Y-%m-%d')})")
     fig.tight_layout()
     fig.savefig(out, dpi=90)
     plt.close(fig)
