@@ -490,8 +490,9 @@ class World:
                 unit.y = y1 - r
 
     def _separate(self, movers: list[Unit]) -> None:
-        """Push overlapping ``movers`` apart, half the overlap each. Most loops nobody
-        moved since the last pass found them all apart, and that pass is not repeated."""
+        """Push overlapping ``movers`` apart, half the overlap each. Idle units stand
+        still for many loops: while nobody moved since a pass found them all apart, the
+        pass is not repeated (it would find the same)."""
         placed = [(u.tag, u.x, u.y) for u in movers]
         if placed == self._apart:
             return
