@@ -498,7 +498,7 @@ class World:
             return
         self._apart = None
         if len(movers) > 1:
-            pos = np.array([(u.x, u.y) for u in movers])
+            pos = np.array([(x, y) for _, x, y in placed])
             rad = np.array([u.type.radius for u in movers])
             delta = pos[:, None, :] - pos[None, :, :]
             dist = np.hypot(delta[..., 0], delta[..., 1])
