@@ -368,10 +368,9 @@ class Learner:
             ],
         )
         self.loss_scale = LossScale(dynamic=config.precision == "mixed_float16")
-        variables = self.model.trainable_variables
         self._apply = _Graph(
-            lambda grads: self.optimizer.apply_gradients(zip(grads, variables)),
-            [[tf.TensorSpec(v.shape, v.dtype) for v in variables]],
+            self._adam_step,
+            [tf.TensorSpec((self._n_weights(),), tf.float32), tf.TensorSpec((), tf.float32)],
         )
 
     def prepare(self, gradients: bool = True, apply: bool = True) -> None:
@@ -489,17 +488,49 @@ class Learner:
 
     def apply_gradients(self, grads: Sequence[np.ndarray], lr_scale: float = 1.0) -> None:
         """One Adam step (after global-norm clipping) at ``lr_scale`` times the learning
-        rate; refuses NaN/inf gradients."""
+        rate; refuses NaN/inf gradients.
+
+        The gradients enter the graph as one flat vector and the rate as an argument: a
+        tensor per array and an assignment of the rate around each scaled step cost the
+        parameter store, which applies every gradient of a run, more than Adam itself."""
         variables = self.model.trainable_variables
         _check_shapes(grads, variables, "gradient", "were they computed for another config?")
-        _check_finite(grads, variables, "received")
-        if lr_scale != 1.0:
-            self.optimizer.learning_rate.assign(self.config.learning_rate * lr_scale)
-        try:
-            self._apply([tf.convert_to_tensor(g, v.dtype) for g, v in zip(grads, variables)])
-        finally:
-            if lr_scale != 1.0:
-                self.optimizer.learning_rate.assign(self.config.learning_rate)
+        flat = np.concatenate([np.ravel(g) for g in grads]).astype(np.float32, copy=False)
+        if not np.isfinite(flat).all():
+            _check_finite(grads, variables, "received")
+        self._apply(
+            tf.constant(flat), tf.constant(self.config.learning_rate * lr_scale, tf.float32)
+        )
+
+    def _n_weights(self) -> int:
+        return sum(int(np.prod(v.shape)) for v in self.model.trainable_variables)
+
+    def _adam_step(self, flat, learning_rate):
+        """Keras's Adam, with its clipping and its state (the variables a checkpoint
+        saves), in one fused kernel per weight array (``ResourceApplyAdam``, the same
+        arithmetic) rather than a dozen small ops per array."""
+        optimizer, variables = self.optimizer, self.model.trainable_variables
+        sizes = [int(np.prod(v.shape)) for v in variables]
+        grads = [tf.reshape(g, v.shape) for g, v in zip(tf.split(flat, sizes), variables)]
+        grads, _ = tf.clip_by_global_norm(grads, self.config.max_grad_norm)
+        step = tf.cast(optimizer.iterations + 1, tf.float32)
+        beta_1, beta_2 = float(optimizer.beta_1), float(optimizer.beta_2)
+        beta_1_power, beta_2_power = tf.pow(beta_1, step), tf.pow(beta_2, step)
+        for grad, variable in zip(grads, variables):
+            index = optimizer._get_variable_index(variable)
+            tf.raw_ops.ResourceApplyAdam(
+                var=variable.value.handle,
+                m=optimizer._momentums[index].value.handle,
+                v=optimizer._velocities[index].value.handle,
+                beta1_power=beta_1_power,
+                beta2_power=beta_2_power,
+                lr=learning_rate,
+                beta1=beta_1,
+                beta2=beta_2,
+                epsilon=float(optimizer.epsilon),
+                grad=grad,
+            )
+        optimizer.iterations.assign_add(1)
 
     def get_weights(self) -> list[np.ndarray]:
         return self.policy.get_weights()

@@ -19,6 +19,7 @@ import asyncio
 import concurrent.futures
 import gc
 import logging
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -75,6 +76,9 @@ class EnvPool:
             capacity = require_capacity(client, n_envs)
             self.placements = plan_placements(capacity, n_envs or sum(capacity.values()), seed)
         self._threads = concurrent.futures.ThreadPoolExecutor(MAX_THREADS)
+        self._starts: list[Callable[[], None]] = []  # calls waiting for the event loop
+        self._starts_lock = threading.Lock()
+        self._starts_scheduled = False
         for future in [self._threads.submit(self.supervisor.start, p) for p in self.placements]:
             future.result()
 
@@ -253,8 +257,29 @@ class EnvPool:
             except Exception as exc:  # the proxy itself refused: its worker is gone
                 failed(exc)
 
-        self.client.loop.add_callback(start)
+        self._on_loop(start)
         return answer
+
+    def _on_loop(self, start: Callable[[], None]) -> None:
+        """Run ``start`` on the client's event loop. Each hand-over wakes the loop with a
+        write to its pipe, so the calls a thread submits before the loop gets to them share
+        one wake-up: an update that gives work to many hosts pays once."""
+        with self._starts_lock:
+            self._starts.append(start)
+            if self._starts_scheduled:
+                return
+            self._starts_scheduled = True
+        self.client.loop.add_callback(self._run_starts)
+
+    def _run_starts(self) -> None:
+        with self._starts_lock:
+            starts, self._starts = self._starts, []
+            self._starts_scheduled = False
+        for start in starts:
+            try:
+                start()
+            except Exception:  # one call's fault must not strand the calls after it
+                log.exception("an env call could not start")
 
     def _call_again(
         self,

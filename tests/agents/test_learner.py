@@ -143,6 +143,32 @@ def test_checkpoint_restores_the_next_update_exactly(learner, beacon_env):
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.unit
+def test_the_fused_adam_step_is_keras_adam():
+    """apply_gradients' fused kernels against Keras's own Adam, clipping and rate scaling
+    included, step for step on the same weights (a wrong beta power, epsilon or clip
+    shows in the first steps)."""
+    from tests.agents.a2c_helpers import _obs_spec
+
+    ours = Learner(MOVE_16, _obs_spec(16, 16))
+    keras_learner = Learner(MOVE_16, ours.policy.obs_spec)
+    keras_learner.set_weights(ours.get_weights())
+    variables = keras_learner.model.trainable_variables
+    rng = np.random.default_rng(0)
+    for step, lr_scale in enumerate([1.0, 0.5, 2.0, 1.0]):
+        size = 1e-4 if step % 2 else 10.0  # unclipped, then clipped to the global norm 1
+        grads = [(size * rng.normal(size=v.shape)).astype(np.float32) for v in variables]
+        ours.apply_gradients(grads, lr_scale=lr_scale)
+        keras_learner.optimizer.learning_rate.assign(MOVE_16.learning_rate * lr_scale)
+        keras_learner.optimizer.apply_gradients(zip(grads, variables))
+    assert int(ours.optimizer.iterations.numpy()) == 4
+    for a, b in zip(
+        ours.get_weights() + ours.get_optimizer_state()[2:],
+        keras_learner.get_weights() + keras_learner.get_optimizer_state()[2:],
+    ):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+
+
 def test_non_finite_gradients_are_rejected(learner):
     weights, state = learner.get_weights(), learner.get_optimizer_state()
     grads = [np.zeros(v.shape, np.float32) for v in learner.model.trainable_variables]
