@@ -269,7 +269,13 @@ class EnvPool:
             if self._starts_scheduled:
                 return
             self._starts_scheduled = True
-        self.client.loop.add_callback(self._run_starts)
+        try:
+            self.client.loop.add_callback(self._run_starts)
+        except BaseException:  # no loop to run them (the client closed): say so each time
+            with self._starts_lock:
+                self._starts.remove(start)
+                self._starts_scheduled = False
+            raise
 
     def _run_starts(self) -> None:
         with self._starts_lock:
