@@ -368,9 +368,11 @@ class Learner:
             ],
         )
         self.loss_scale = LossScale(dynamic=config.precision == "mixed_float16")
+        # The trainable arrays' sizes: how the flat gradient of apply_gradients splits.
+        self._sizes = [int(np.prod(v.shape)) for v in self.model.trainable_variables]
         self._apply = _Graph(
             self._adam_step,
-            [tf.TensorSpec((self._n_weights(),), tf.float32), tf.TensorSpec((), tf.float32)],
+            [tf.TensorSpec((sum(self._sizes),), tf.float32), tf.TensorSpec((), tf.float32)],
         )
 
     def prepare(self, gradients: bool = True, apply: bool = True) -> None:
@@ -502,16 +504,12 @@ class Learner:
             tf.constant(flat), tf.constant(self.config.learning_rate * lr_scale, tf.float32)
         )
 
-    def _n_weights(self) -> int:
-        return sum(int(np.prod(v.shape)) for v in self.model.trainable_variables)
-
     def _adam_step(self, flat, learning_rate):
         """Keras's Adam, with its clipping and its state (the variables a checkpoint
         saves), in one fused kernel per weight array (``ResourceApplyAdam``, the same
         arithmetic) rather than a dozen small ops per array."""
         optimizer, variables = self.optimizer, self.model.trainable_variables
-        sizes = [int(np.prod(v.shape)) for v in variables]
-        grads = [tf.reshape(g, v.shape) for g, v in zip(tf.split(flat, sizes), variables)]
+        grads = [tf.reshape(g, v.shape) for g, v in zip(tf.split(flat, self._sizes), variables)]
         grads, _ = tf.clip_by_global_norm(grads, self.config.max_grad_norm)
         step = tf.cast(optimizer.iterations + 1, tf.float32)
         beta_1, beta_2 = float(optimizer.beta_1), float(optimizer.beta_2)
