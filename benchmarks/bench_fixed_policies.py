@@ -8,8 +8,9 @@ DefeatRoaches, over the ``attack`` action set; each policy selects the army on i
 step, then: ``uniform`` picks no_op, select_army or Attack_screen at a random pixel at
 random each step (the untrained policy); ``once_random`` attacks one random pixel and
 waits; ``roach_every_20`` attacks a pixel of a roach every 20 steps and waits between;
-``roach_every_step`` attacks a roach pixel every step; ``random_every_step`` a random
-pixel every step.
+``roach_every_step`` attacks a roach pixel every step; ``weakest_every_step`` attacks
+the roach with the least life left every step (focus fire, the scripted play the set
+allows); ``random_every_step`` a random pixel every step.
 
 FindAndDefeatZerglings, over the ``sweep`` set: ``uniform`` as above with Attack_minimap;
 ``sweep_every_N`` attack-moves the army to a random minimap point every N steps and waits
@@ -38,6 +39,7 @@ def main() -> None:
     parser.add_argument("--map", required=True, choices=["DefeatRoaches", "FindAndDefeatZerglings"])
     parser.add_argument("--episodes", type=int, default=10)
     parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--policies", help="comma-separated names to play (default: all)")
     args = parser.parse_args()
     flags.FLAGS(["bench"])
     rng = np.random.default_rng(0)
@@ -51,6 +53,16 @@ def main() -> None:
             return anywhere(obs)
         i = rng.integers(len(xs))
         return [int(xs[i]), int(ys[i])]
+
+    def weakest_roach(obs):
+        """A pixel of the roach with the least life left: the same one until it dies."""
+        screen = obs.feature_screen
+        enemy = screen.player_relative == ENEMY
+        if not enemy.any():
+            return anywhere(obs)
+        life = np.where(enemy, screen.unit_hit_points_ratio, np.iinfo(np.int32).max)
+        y, x = np.unravel_index(np.argmin(life), life.shape)
+        return [int(x), int(y)]
 
     def every(function, where, steps):
         """Select the army, then call ``function`` at ``where`` every ``steps`` steps
@@ -78,6 +90,7 @@ def main() -> None:
             "once_random": every(F.Attack_screen, anywhere, 0),
             "roach_every_20": every(F.Attack_screen, a_roach, 20),
             "roach_every_step": every(F.Attack_screen, a_roach, 1),
+            "weakest_every_step": every(F.Attack_screen, weakest_roach, 1),
             "random_every_step": every(F.Attack_screen, anywhere, 1),
         },
         "FindAndDefeatZerglings": {
@@ -87,6 +100,11 @@ def main() -> None:
             "sweep_every_60": every(F.Attack_minimap, anywhere, 60),
         },
     }[args.map]
+    if args.policies:
+        unknown = set(args.policies.split(",")) - set(policies)
+        if unknown:
+            parser.error(f"unknown policies {sorted(unknown)}; choose from {sorted(policies)}")
+        policies = {name: policies[name] for name in args.policies.split(",")}
     aif = features.AgentInterfaceFormat(feature_dimensions=features.Dimensions(SIZE, SIZE))
     with make_env(args.map, agent_interface_format=aif, random_seed=args.seed) as env:
         for name, policy in policies.items():
