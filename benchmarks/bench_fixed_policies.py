@@ -1,8 +1,9 @@
-"""Combat mini-games on the emulator under fixed policies: what each way of playing
+"""Mini-games on the emulator under fixed policies: what each way of playing
 scores, to tell a learning failure from a hard map, and to find the action set a map needs.
 
     python benchmarks/bench_fixed_policies.py --map DefeatRoaches --episodes 10
     python benchmarks/bench_fixed_policies.py --map FindAndDefeatZerglings --episodes 10
+    python benchmarks/bench_fixed_policies.py --map CollectMineralShards --episodes 10
 
 DefeatRoaches, over the ``attack`` action set; each policy selects the army on its first
 step, then: ``uniform`` picks no_op, select_army or Attack_screen at a random pixel at
@@ -15,6 +16,11 @@ allows); ``random_every_step`` a random pixel every step.
 FindAndDefeatZerglings, over the ``sweep`` set: ``uniform`` as above with Attack_minimap;
 ``sweep_every_N`` attack-moves the army to a random minimap point every N steps and waits
 between (a blind sweep of the fog).
+
+CollectMineralShards, over the ``move`` set: ``uniform`` as above with Move_screen;
+``nearest_shard_every_step`` moves the army to the shard nearest the marines' centre
+every step (pysc2's scripted agent's play, on the set's 32x32 screen): what the set
+allows without splitting the marines.
 
 Prints each policy's mean and its episodes' scores; asserts nothing.
 """
@@ -30,22 +36,26 @@ from sc2dask.game import make_env
 from sc2dask.game.pysc2lib import actions, features
 
 F = actions.FUNCTIONS
-SIZE = 32  # the maps' default screen and minimap
-ENEMY = 4  # features.PlayerRelative.ENEMY
+SELF, NEUTRAL, ENEMY = 1, 3, 4  # features.PlayerRelative
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--map", required=True, choices=["DefeatRoaches", "FindAndDefeatZerglings"])
+    parser.add_argument(
+        "--map",
+        required=True,
+        choices=["DefeatRoaches", "FindAndDefeatZerglings", "CollectMineralShards"],
+    )
     parser.add_argument("--episodes", type=int, default=10)
     parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--screen", type=int, default=32, help="screen and minimap pixels a side")
     parser.add_argument("--policies", help="comma-separated names to play (default: all)")
     args = parser.parse_args()
     flags.FLAGS(["bench"])
     rng = np.random.default_rng(0)
 
     def anywhere(_obs):
-        return [int(rng.integers(SIZE)), int(rng.integers(SIZE))]
+        return [int(rng.integers(args.screen)), int(rng.integers(args.screen))]
 
     def a_roach(obs):
         ys, xs = np.nonzero(obs.feature_screen.player_relative == ENEMY)
@@ -63,6 +73,16 @@ def main() -> None:
         life = np.where(enemy, screen.unit_hit_points_ratio, np.iinfo(np.int32).max)
         y, x = np.unravel_index(np.argmin(life), life.shape)
         return [int(x), int(y)]
+
+    def nearest_shard(obs):
+        """The shard pixel nearest the marines' centre, as pysc2's scripted agent picks."""
+        relative = obs.feature_screen.player_relative
+        sy, sx = np.nonzero(relative == NEUTRAL)
+        my, mx = np.nonzero(relative == SELF)
+        if not len(sx) or not len(mx):
+            return anywhere(obs)
+        i = np.argmin(np.hypot(sx - mx.mean(), sy - my.mean()))
+        return [int(sx[i]), int(sy[i])]
 
     def every(function, where, steps):
         """Select the army, then call ``function`` at ``where`` every ``steps`` steps
@@ -99,13 +119,19 @@ def main() -> None:
             "sweep_every_30": every(F.Attack_minimap, anywhere, 30),
             "sweep_every_60": every(F.Attack_minimap, anywhere, 60),
         },
+        "CollectMineralShards": {
+            "uniform": uniform(F.Move_screen),
+            "nearest_shard_every_step": every(F.Move_screen, nearest_shard, 1),
+        },
     }[args.map]
     if args.policies:
         unknown = set(args.policies.split(",")) - set(policies)
         if unknown:
             parser.error(f"unknown policies {sorted(unknown)}; choose from {sorted(policies)}")
         policies = {name: policies[name] for name in args.policies.split(",")}
-    aif = features.AgentInterfaceFormat(feature_dimensions=features.Dimensions(SIZE, SIZE))
+    aif = features.AgentInterfaceFormat(
+        feature_dimensions=features.Dimensions(args.screen, args.screen)
+    )
     with make_env(args.map, agent_interface_format=aif, random_seed=args.seed) as env:
         for name, policy in policies.items():
             scores = []
