@@ -65,7 +65,7 @@ def main() -> None:
         return [int(xs[i]), int(ys[i])]
 
     def weakest_roach(obs):
-        """A pixel of the roach with the least life left: the same one until it dies."""
+        """A pixel of the roach with the least life left (the one being shot, once hit)."""
         screen = obs.feature_screen
         enemy = screen.player_relative == ENEMY
         if not enemy.any():
