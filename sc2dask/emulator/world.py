@@ -19,7 +19,6 @@ MAP_SIZE = (64, 64)
 # Target search looks in a grid of the enemy's units as the loop began: cells of CELL
 # world units. No unit moves CELL_SLACK in one loop, nor is any wider than MAX_RADIUS.
 CELL, CELL_SLACK, MAX_RADIUS = 8.0, 2.0, 3.0
-PUSH_CELL = 4.0  # the grid of footprints a unit may overlap (world units a side)
 FOG_EVERY = 4  # loops between updates of the explored grid within a step
 # The map scripts wait 2 "real" seconds after the last marine dies before pausing.
 END_DELAY_LOOPS = 2 * LOOPS_PER_SECOND
@@ -526,64 +525,42 @@ class World:
         self._apart = placed
 
     def _push_out_of_structures(self, movers: list[Unit], harvesting: list[bool]) -> None:
-        """Move each unit that overlaps a footprint to just outside its nearest edge.
-
-        Each unit looks only at the footprints filed under its grid cell (most units, out
-        in the open, at none): numpy on every unit and footprint each loop was most of it."""
-        boxes = self._footprint_boxes()  # plain floats: positions stay Python floats
-        if not boxes:
+        """Move each unit that overlaps a footprint to just outside its nearest edge."""
+        structures, rects, resource = self._footprints()
+        if not movers or not structures:
             return
-        cells = self._footprint_cells()
-        for unit, passes_resources in zip(movers, harvesting):
-            candidates = cells.get((int(unit.x // PUSH_CELL), int(unit.y // PUSH_CELL)))
-            if not candidates:
+        pos = np.array([(u.x, u.y) for u in movers])
+        radii = np.array([u.type.radius for u in movers])[:, None]
+        # Which units are within a radius of which footprints' boxes (the few to look at).
+        near = (
+            (rects[None, :, 0] - radii < pos[:, None, 0])
+            & (pos[:, None, 0] < rects[None, :, 2] + radii)
+            & (rects[None, :, 1] - radii < pos[:, None, 1])
+            & (pos[:, None, 1] < rects[None, :, 3] + radii)
+            & ~(np.array(harvesting)[:, None] & resource[None, :])
+        )
+        boxes = self._footprint_boxes()  # plain floats: positions stay Python floats
+        for i, j in zip(*np.nonzero(near)):
+            unit, (x0, y0, x1, y1, _) = movers[i], boxes[j]
+            r = unit.type.radius
+            nx, ny = min(max(unit.x, x0), x1), min(max(unit.y, y0), y1)
+            d = math.hypot(unit.x - nx, unit.y - ny)
+            if d > 1e-9:
+                if d < r:
+                    unit.x = nx + (unit.x - nx) / d * r
+                    unit.y = ny + (unit.y - ny) / d * r
                 continue
-            r, ux, uy = unit.type.radius, unit.x, unit.y
-            near = [  # within a radius of the box, as the unit stood before any push
-                boxes[j]
-                for j in candidates
-                if boxes[j][0] - r < ux < boxes[j][2] + r
-                and boxes[j][1] - r < uy < boxes[j][3] + r
-                and not (passes_resources and boxes[j][4])
-            ]
-            for x0, y0, x1, y1, _ in near:
-                nx, ny = min(max(unit.x, x0), x1), min(max(unit.y, y0), y1)
-                d = math.hypot(unit.x - nx, unit.y - ny)
-                if d > 1e-9:
-                    if d < r:
-                        unit.x = nx + (unit.x - nx) / d * r
-                        unit.y = ny + (unit.y - ny) / d * r
-                    continue
-                # The centre is inside: leave through the nearest side.
-                left, right, down, up = unit.x - x0, x1 - unit.x, unit.y - y0, y1 - unit.y
-                nearest = min(left, right, down, up)
-                if nearest == left:
-                    unit.x = x0 - r
-                elif nearest == right:
-                    unit.x = x1 + r
-                elif nearest == down:
-                    unit.y = y0 - r
-                else:
-                    unit.y = y1 + r
-
-    def _footprint_cells(self) -> dict[tuple[int, int], list[int]]:
-        """``PUSH_CELL`` grid cell -> the footprints (indices in ``_footprint_boxes``, in
-        order) whose box, grown by ``MAX_RADIUS``, reaches into it: every footprint a unit
-        with its centre in that cell can overlap."""
-
-        def compute():
-            cells: dict[tuple[int, int], list[int]] = {}
-            for j, (x0, y0, x1, y1, _) in enumerate(self._footprint_boxes()):
-                for i in range(
-                    int((x0 - MAX_RADIUS) // PUSH_CELL), int((x1 + MAX_RADIUS) // PUSH_CELL) + 1
-                ):
-                    for k in range(
-                        int((y0 - MAX_RADIUS) // PUSH_CELL), int((y1 + MAX_RADIUS) // PUSH_CELL) + 1
-                    ):
-                        cells.setdefault((i, k), []).append(j)
-            return cells
-
-        return self.cached("footprint cells", compute)
+            # The centre is inside: leave through the nearest side.
+            left, right, down, up = unit.x - x0, x1 - unit.x, unit.y - y0, y1 - unit.y
+            nearest = min(left, right, down, up)
+            if nearest == left:
+                unit.x = x0 - r
+            elif nearest == right:
+                unit.x = x1 + r
+            elif nearest == down:
+                unit.y = y0 - r
+            else:
+                unit.y = y1 + r
 
     # --- fog ---------------------------------------------------------------------------
 

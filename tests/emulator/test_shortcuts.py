@@ -2,15 +2,10 @@
 and a target search skipped because every enemy is far (tools/observation_hashes.py
 checks whole games; these check the cases a shortcut could get wrong)."""
 
-import math
-
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from sc2dask.emulator import gamedata as gd
 from sc2dask.emulator.maps import scenario_for
 from sc2dask.emulator.units import Owner
-from sc2dask.emulator.world import MAX_RADIUS, PUSH_CELL, World
+from sc2dask.emulator.world import MAX_RADIUS, World
 
 
 def _marines_world(*positions) -> tuple[World, list]:
@@ -56,30 +51,7 @@ def test_an_idle_unit_finds_an_enemy_in_reach_and_none_beyond_it():
     assert marine.target == near.tag
 
 
-def test_every_mover_fits_the_grids_reach():
-    movers = [
-        t for t in vars(gd).values() if isinstance(t, gd.UnitType) and t.speed > 0 and t.collides
-    ]
-    assert movers and max(t.radius for t in movers) <= MAX_RADIUS
-
-
-@settings(max_examples=200, deadline=None)
-@given(x=st.floats(33.0, 36.6), y=st.floats(33.0, 36.6))
-def test_a_unit_anywhere_by_a_structure_is_pushed_clear_of_it_and_one_apart_is_left(x, y):
-    """Footprints are looked up in a grid of cells: a unit in the next cell over from a
-    footprint's (it ends 0.1 short of a cell's edge here) still finds it."""
-    world, (marine,) = _marines_world((x, y))
-    depot = world.spawn(gd.SUPPLY_DEPOT, Owner.AGENT, 34.9, 34.9)  # box 33.9-35.9
-    assert world._footprint_boxes()[0][2] == 35.9 and 35.9 < 9 * PUSH_CELL
-
-    def overlap() -> float:
-        x0, y0, x1, y1 = depot.footprint()
-        nx, ny = min(max(marine.x, x0), x1), min(max(marine.y, y0), y1)
-        return marine.type.radius - math.hypot(marine.x - nx, marine.y - ny)
-
-    overlapped = overlap() > 1e-9
-    world._push_out_of_structures([marine], [False])
-    if overlapped:
-        assert overlap() <= 1e-9
-    else:
-        assert (marine.x, marine.y) == (x, y)
+def test_no_unit_is_wider_than_the_target_search_allows():
+    """The target search's box and cells assume no unit is wider than MAX_RADIUS."""
+    types = [t for t in vars(gd).values() if isinstance(t, gd.UnitType)]
+    assert types and max(t.radius for t in types) <= MAX_RADIUS
