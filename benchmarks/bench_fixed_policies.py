@@ -2,6 +2,7 @@
 scores, to tell a learning failure from a hard map, and to find the action set a map needs.
 
     python benchmarks/bench_fixed_policies.py --map DefeatRoaches --episodes 10
+    python benchmarks/bench_fixed_policies.py --map DefeatZerglingsAndBanelings --episodes 10
     python benchmarks/bench_fixed_policies.py --map FindAndDefeatZerglings --episodes 10
     python benchmarks/bench_fixed_policies.py --map CollectMineralShards --episodes 10
 
@@ -12,6 +13,10 @@ waits; ``roach_every_20`` attacks a pixel of a roach every 20 steps and waits be
 ``roach_every_step`` attacks a roach pixel every step; ``weakest_every_step`` attacks
 the roach with the least life left every step (focus fire, the scripted play the set
 allows); ``random_every_step`` a random pixel every step.
+
+DefeatZerglingsAndBanelings, over the ``attack`` set: ``uniform`` and ``once_random`` as
+above; ``banelings_first_every_step`` attacks the enemy nearest the marines every step, a
+baneling while any is on the screen (banelings kill marines in a clump at once).
 
 FindAndDefeatZerglings, over the ``sweep`` set: ``uniform`` as above with Attack_minimap;
 ``sweep_every_N`` attack-moves the army to a random minimap point every N steps and waits
@@ -37,6 +42,7 @@ from sc2dask.game.pysc2lib import actions, features
 
 F = actions.FUNCTIONS
 SELF, NEUTRAL, ENEMY = 1, 3, 4  # features.PlayerRelative
+BANELING = 9  # its unit type id
 
 
 def main() -> None:
@@ -44,7 +50,12 @@ def main() -> None:
     parser.add_argument(
         "--map",
         required=True,
-        choices=["DefeatRoaches", "FindAndDefeatZerglings", "CollectMineralShards"],
+        choices=[
+            "DefeatRoaches",
+            "DefeatZerglingsAndBanelings",
+            "FindAndDefeatZerglings",
+            "CollectMineralShards",
+        ],
     )
     parser.add_argument("--episodes", type=int, default=10)
     parser.add_argument("--seed", type=int, default=5)
@@ -73,6 +84,20 @@ def main() -> None:
         life = np.where(enemy, screen.unit_hit_points_ratio, np.iinfo(np.int32).max)
         y, x = np.unravel_index(np.argmin(life), life.shape)
         return [int(x), int(y)]
+
+    def banelings_first(obs):
+        """The enemy nearest the marines' centre, a baneling if any is on the screen."""
+        screen = obs.feature_screen
+        enemy = screen.player_relative == ENEMY
+        if not enemy.any():
+            return anywhere(obs)
+        banelings = enemy & (screen.unit_type == BANELING)
+        ys, xs = np.nonzero(banelings if banelings.any() else enemy)
+        my, mx = np.nonzero(screen.player_relative == SELF)
+        if not len(mx):
+            return [int(xs[0]), int(ys[0])]
+        i = np.argmin(np.hypot(xs - mx.mean(), ys - my.mean()))
+        return [int(xs[i]), int(ys[i])]
 
     def nearest_shard(obs):
         """The shard pixel nearest the marines' centre, as pysc2's scripted agent picks."""
@@ -112,6 +137,11 @@ def main() -> None:
             "roach_every_step": every(F.Attack_screen, a_roach, 1),
             "weakest_every_step": every(F.Attack_screen, weakest_roach, 1),
             "random_every_step": every(F.Attack_screen, anywhere, 1),
+        },
+        "DefeatZerglingsAndBanelings": {
+            "uniform": uniform(F.Attack_screen),
+            "once_random": every(F.Attack_screen, anywhere, 0),
+            "banelings_first_every_step": every(F.Attack_screen, banelings_first, 1),
         },
         "FindAndDefeatZerglings": {
             "uniform": uniform(F.Attack_minimap),
