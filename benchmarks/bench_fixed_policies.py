@@ -62,6 +62,8 @@ def main() -> None:
     parser.add_argument("--screen", type=int, default=32, help="screen and minimap pixels a side")
     parser.add_argument("--policies", help="comma-separated names to play (default: all)")
     args = parser.parse_args()
+    if args.screen < 8:
+        parser.error(f"--screen {args.screen}: give at least 8 pixels a side")
     flags.FLAGS(["bench"])
     rng = np.random.default_rng(0)
 
