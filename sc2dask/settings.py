@@ -323,6 +323,9 @@ class AgentSettings(_Section):
     gamma: float = rule("discount per agent step", above=0, maximum=1)
     gae_lambda: float = rule("GAE's lambda (1: plain n-step returns)", minimum=0, maximum=1)
     normalize_advantages: bool = rule("scale each batch's advantages to mean 0, std 1")
+    reward_scale: float = rule(
+        "multiplies every reward before the returns (the scores shown are unscaled)", above=0
+    )
     clip_ratio: float = rule("PPO's clip on pi/pi_behaviour", above=0)
     epochs: int = rule(
         "passes over each batch; > 1 is PPO-style reuse (central mode only)", minimum=1

@@ -419,6 +419,7 @@ class Learner:
             for h in self.policy.action_set.heads
         }
         rewards = np.concatenate([np.asarray(t.rewards, np.float32) for t in trajectories])
+        rewards *= np.float32(self.config.reward_scale)
         behaviour = np.concatenate(
             [
                 np.full(len(t), np.nan, np.float32)

@@ -89,6 +89,23 @@ def test_fresh_behaviour_log_probs_give_the_a2c_gradient(learner, beacon_env):
     assert learner.compute_gradients([stale])[1]["clip_fraction"] == 1.0
 
 
+def test_reward_scale_is_rewards_times_the_scale(learner, beacon_env):
+    """``reward-scale: k`` learns from k times each reward: the gradients of the same
+    weights equal those of the unscaled learner on rewards multiplied by k."""
+    trajectory, _ = _play(beacon_env, learner.policy, 16, np.random.default_rng(6))
+    trajectory.rewards[::3] = 50.0  # a score that counts in tens, as the economy maps'
+    scaled = Learner(
+        dataclasses.replace(MOVE_16, reward_scale=0.02), beacon_env.observation_spec()[0]
+    )
+    scaled.set_weights(learner.get_weights())
+    grads, metrics = scaled.compute_gradients([trajectory])
+    by_hand = dataclasses.replace(trajectory, rewards=trajectory.rewards * np.float32(0.02))
+    expected, expected_metrics = learner.compute_gradients([by_hand])
+    for a, b in zip(grads, expected):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-8)
+    assert metrics["mean_return"] == pytest.approx(expected_metrics["mean_return"], rel=1e-6)
+
+
 def test_truncated_trajectories_bootstrap(learner, beacon_env):
     """A crash-truncated trajectory is not an episode end, whatever ``terminal`` says."""
     trajectory, _ = _play(beacon_env, learner.policy, 8, np.random.default_rng(2))
