@@ -9,7 +9,9 @@ A run lives in ``benchmarks/results/fullgame/<opponent>-<action set>-<reward>/``
 ``curve.png`` (copied to ``docs/results/img/fullgame/``), ``row.json`` and
 ``checkpoints/`` (not committed). Like ``bench_minigames.py`` it resumes from its last
 checkpoint until the wall time reaches ``--minutes`` in all, and the row names the commit
-of its last segment. The row goes on ``docs/results/fullgame.md`` between the markers.
+of its last segment. The row goes on ``docs/results/fullgame.md`` between the markers; a
+candidate (``--agent entropy-coef=0.01``) gets its own ``--out`` and ``--page``, and its row
+names what it changed.
 Figures, not a test: run it with nothing else busy, or say what ran beside it.
 """
 
@@ -24,6 +26,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import candidates
 import pages
 from distributed import Client
 from resumable import best_mean, train_within
@@ -67,12 +70,14 @@ def main() -> int:
     parser.add_argument(
         "--reward", default=None, help="score | outcome | both (default: the map's)"
     )
+    candidates.add_flags(parser, "agent")
     parser.add_argument("--out", default=str(RESULTS))
     parser.add_argument("--page", default=str(PAGE))
     parser.add_argument("--json", action="store_true", help="end with one JSON object")
     args = parser.parse_args()
     race = args.opponent.split(":")[1] if args.opponent.count(":") == 2 else "terran"
-    agent = {"action_set": args.action_set} if args.action_set else {}
+    agent = candidates.overrides(parser, args, "agent")
+    agent |= {"action_set": args.action_set} if args.action_set else {}
     given = {"reward": args.reward} if args.reward else {}
     run = resolve_run({"map": args.map, "opponent": args.opponent, **given}, agent)
     action_set, reward = run.agent.action_set, run.train.reward
@@ -121,6 +126,7 @@ def main() -> int:
         "agent_steps": int(curve[-1]["agent_steps"]),
         "wall_minutes": round(curve[-1]["wall_s"] / 60, 1),
         "evaluation": games,
+        "agent_overrides": args.agent,  # a candidate's settings; [] for the defaults
         "envs": args.envs,
         "cores": os.cpu_count(),
         "mode": args.mode,
@@ -185,7 +191,7 @@ def write_table(out: Path, page: Path) -> None:
             pages.row(
                 [
                     r["opponent"],
-                    r["action_set"],
+                    " ".join([r["action_set"], *r.get("agent_overrides", [])]),
                     r["reward"],
                     f"**{r['final_win_rate_last_100']}**",
                     str(r["best_win_rate_last_100"]),

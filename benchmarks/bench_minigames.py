@@ -23,8 +23,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import candidates
 import pages
-import yaml
 from distributed import Client
 from resumable import best_mean, train_within
 
@@ -67,25 +67,10 @@ def main() -> int:
     parser.add_argument("--out", default=str(RESULTS))
     parser.add_argument("--page", default=str(PAGE), help="the docs page the table goes on")
     parser.add_argument("--json", action="store_true", help="end with one JSON object")
-    parser.add_argument(
-        "--agent",
-        action="append",
-        default=[],
-        metavar="SETTING=VALUE",
-        help="a candidate agent setting instead of the default (action-set=attack); "
-        "give it its own --out and --page",
-    )
-    parser.add_argument(
-        "--train",
-        action="append",
-        default=[],
-        metavar="SETTING=VALUE",
-        help="a candidate train setting instead of the default (step-mul=16); give it its "
-        "own --out and --page",
-    )
+    candidates.add_flags(parser, "agent", "train")
     args = parser.parse_args()
-    args.agent_overrides = dict(_setting(parser, text) for text in args.agent)
-    args.train_overrides = dict(_setting(parser, text) for text in args.train)
+    args.agent_overrides = candidates.overrides(parser, args, "agent")
+    args.train_overrides = candidates.overrides(parser, args, "train")
     if {"map", "envs", "mode", "client", "agent_overrides"} & set(args.train_overrides):
         parser.error("--train takes settings other than map, envs and mode (their own flags)")
     maps = list(SCENARIOS) if args.maps == "all" else args.maps.split(",")
@@ -154,14 +139,6 @@ def train_map(client, name: str, folder: Path, args) -> dict:
     shutil.copyfile(folder / "clip.gif", docs / f"{name}.gif")
     print(json.dumps(row), flush=True)
     return row
-
-
-def _setting(parser, text: str) -> tuple[str, object]:
-    """``action-set=attack`` as ("action_set", "attack"); values are YAML (lists, numbers)."""
-    name, sep, value = text.partition("=")
-    if not sep:
-        parser.error(f"{text!r}: write SETTING=VALUE, e.g. action-set=attack or step-mul=16")
-    return name.strip().replace("-", "_"), yaml.safe_load(value)
 
 
 def plot(rows: list[dict], out: Path, name: str, candidate: list[str]) -> None:
