@@ -75,6 +75,7 @@ def main() -> int:
     parser.add_argument("--page", default=str(PAGE))
     parser.add_argument("--json", action="store_true", help="end with one JSON object")
     args = parser.parse_args()
+    candidates.refuse_default_folders(parser, args, RESULTS, PAGE)
     race = args.opponent.split(":")[1] if args.opponent.count(":") == 2 else "terran"
     agent = candidates.overrides(parser, args, "agent")
     agent |= {"action_set": args.action_set} if args.action_set else {}

@@ -69,6 +69,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="end with one JSON object")
     candidates.add_flags(parser, "agent", "train")
     args = parser.parse_args()
+    candidates.refuse_default_folders(parser, args, RESULTS, PAGE)
     args.agent_overrides = candidates.overrides(parser, args, "agent")
     args.train_overrides = candidates.overrides(parser, args, "train")
     if {"map", "envs", "mode", "client", "agent_overrides"} & set(args.train_overrides):

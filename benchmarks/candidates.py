@@ -5,6 +5,7 @@ never mistaken for the defaults."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import yaml
 
@@ -21,6 +22,17 @@ def add_flags(parser: argparse.ArgumentParser, *sections: str) -> None:
             metavar="SETTING=VALUE",
             help=f"a candidate {section} setting instead of the default ({EXAMPLES[section]}); "
             "give it its own --out and --page",
+        )
+
+
+def refuse_default_folders(parser: argparse.ArgumentParser, args, results, page) -> None:
+    """A candidate in the defaults' folder would resume their checkpoints and overwrite
+    their row and page: it must name its own."""
+    given = [f"--{s} {t}" for s in EXAMPLES for t in getattr(args, s, [])]
+    if given and (Path(args.out).resolve() == results or Path(args.page).resolve() == page):
+        parser.error(
+            f"{', '.join(given)}: a candidate needs its own --out and --page, or it would "
+            "resume and overwrite the defaults' run"
         )
 
 
