@@ -20,7 +20,9 @@ baneling while any is on the screen (banelings kill marines in a clump at once).
 
 FindAndDefeatZerglings, over the ``sweep`` set: ``uniform`` as above with Attack_minimap;
 ``sweep_every_N`` attack-moves the army to a random minimap point every N steps and waits
-between (a blind sweep of the fog).
+between (a blind sweep of the fog); ``seek_every_N`` attack-moves it to the enemy nearest
+the army on the minimap, else to the nearest pathable minimap pixel never seen (what the
+set allows to one who reads the minimap's ``visibility_map``).
 
 CollectMineralShards, over the ``move`` set: ``uniform`` as above with Move_screen;
 ``nearest_shard_every_step`` moves the army to the shard nearest the marines' centre
@@ -43,6 +45,7 @@ from sc2dask.game.pysc2lib import actions, features
 F = actions.FUNCTIONS
 SELF, NEUTRAL, ENEMY = 1, 3, 4  # features.PlayerRelative
 BANELING = 9  # its unit type id
+HIDDEN = 0  # visibility_map: never seen (1: seen, under fog; 2: in sight)
 
 
 def main() -> None:
@@ -111,6 +114,19 @@ def main() -> None:
         i = np.argmin(np.hypot(sx - mx.mean(), sy - my.mean()))
         return [int(sx[i]), int(sy[i])]
 
+    def seek(obs):
+        """On the minimap: the enemy nearest the army, else the nearest pathable pixel never
+        seen (the map's edge outside the playable area is never seen)."""
+        minimap = obs.feature_minimap
+        my, mx = np.nonzero(minimap.player_relative == SELF)
+        ey, ex = np.nonzero(minimap.player_relative == ENEMY)
+        if not len(ex):
+            ey, ex = np.nonzero((minimap.visibility_map == HIDDEN) & (minimap.pathable > 0))
+        if not len(ex) or not len(mx):
+            return anywhere(obs)
+        i = np.argmin(np.hypot(ex - mx.mean(), ey - my.mean()))
+        return [int(ex[i]), int(ey[i])]
+
     def every(function, where, steps):
         """Select the army, then call ``function`` at ``where`` every ``steps`` steps
         (0: once) and wait between."""
@@ -150,6 +166,8 @@ def main() -> None:
             "sweep_every_10": every(F.Attack_minimap, anywhere, 10),
             "sweep_every_30": every(F.Attack_minimap, anywhere, 30),
             "sweep_every_60": every(F.Attack_minimap, anywhere, 60),
+            "seek_every_step": every(F.Attack_minimap, seek, 1),
+            "seek_every_8": every(F.Attack_minimap, seek, 8),
         },
         "CollectMineralShards": {
             "uniform": uniform(F.Move_screen),
