@@ -22,7 +22,7 @@ FindAndDefeatZerglings, over the ``sweep`` set: ``uniform`` as above with Attack
 ``sweep_every_N`` attack-moves the army to a random minimap point every N steps and waits
 between (a blind sweep of the fog); ``seek_every_N`` attack-moves it to the enemy nearest
 the army on the minimap, else to the nearest pathable minimap pixel never seen (what the
-set allows to one who reads the minimap's ``visibility_map``).
+set allows to one who reads the minimap's ``visibility_map`` and ``pathable``).
 
 CollectMineralShards, over the ``move`` set: ``uniform`` as above with Move_screen;
 ``nearest_shard_every_step`` moves the army to the shard nearest the marines' centre

@@ -9,9 +9,9 @@ A run lives in ``benchmarks/results/fullgame/<opponent>-<action set>-<reward>/``
 ``curve.png`` (copied to ``docs/results/img/fullgame/``), ``row.json`` and
 ``checkpoints/`` (not committed). Like ``bench_minigames.py`` it resumes from its last
 checkpoint until the wall time reaches ``--minutes`` in all, and the row names the commit
-of its last segment. The row goes on ``docs/results/fullgame.md`` between the markers; a
-candidate (``--agent entropy-coef=0.01``) gets its own ``--out`` and ``--page``, and its row
-names what it changed.
+of its last segment. The row goes on ``docs/results/fullgame.md`` between the markers. A
+candidate (``--agent entropy-coef=0.01``) must be given its own ``--out`` and ``--page``; its
+row names what it changed.
 Figures, not a test: run it with nothing else busy, or say what ran beside it.
 """
 
@@ -31,6 +31,7 @@ import pages
 from distributed import Client
 from resumable import best_mean, train_within
 
+from sc2dask.errors import ConfigError
 from sc2dask.game import EnvConfig
 from sc2dask.training import checkpoint
 from sc2dask.training.cluster import local_cluster
@@ -78,9 +79,15 @@ def main() -> int:
     candidates.refuse_default_folders(parser, args, RESULTS, PAGE)
     race = args.opponent.split(":")[1] if args.opponent.count(":") == 2 else "terran"
     agent = candidates.overrides(parser, args, "agent")
+    if args.action_set and "action_set" in agent:
+        parser.error("give the action set once: --action-set or --agent action-set=, not both")
     agent |= {"action_set": args.action_set} if args.action_set else {}
     given = {"reward": args.reward} if args.reward else {}
-    run = resolve_run({"map": args.map, "opponent": args.opponent, **given}, agent)
+    mine = {"map": args.map, "opponent": args.opponent, "envs": args.envs, "mode": args.mode}
+    try:  # before the cluster starts
+        run = resolve_run(mine | given, agent)
+    except ConfigError as exc:
+        parser.error(str(exc))
     action_set, reward = run.agent.action_set, run.train.reward
     folder = Path(args.out) / f"{args.opponent.replace(':', '_')}-{action_set}-{reward}"
     with (
@@ -114,7 +121,7 @@ def main() -> int:
                 config=config,
             )
             games[level] = result.results | {"mean_score": round(result.mean, 1)}
-    plot(curve, folder / "curve.png", f"{args.map} against {args.opponent}")
+    plot(curve, folder / "curve.png", f"{args.map} against {args.opponent}", args.agent)
     row = {
         "map": args.map,
         "opponent": args.opponent,
@@ -147,7 +154,7 @@ def _round(value: float, digits: int = 2):
     return None if math.isnan(value) else round(value, digits)
 
 
-def plot(rows: list[dict], out: Path, title: str) -> None:
+def plot(rows: list[dict], out: Path, title: str, candidate: list[str]) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -168,7 +175,8 @@ def plot(rows: list[dict], out: Path, title: str) -> None:
             ax.grid(alpha=0.3)
     axes[1][0].set_xlabel("agent steps")
     axes[1][1].set_xlabel("wall time (min)")
-    fig.suptitle(f"{title} on the emulator, sc2dask's defaults ({time.strftime('%Y-%m-%d')})")
+    settings = f"the defaults with {', '.join(candidate)}" if candidate else "sc2dask's defaults"
+    fig.suptitle(f"{title} on the emulator, {settings} ({time.strftime('%Y-%m-%d')})")
     fig.tight_layout()
     fig.savefig(out, dpi=90)
     plt.close(fig)
@@ -178,7 +186,7 @@ def write_table(out: Path, page: Path) -> None:
     """One row per run (opponent, action set and reward; each run's ``row.json``), between
     the markers."""
     header = [
-        "opponent", "action set", "reward", "win rate (last 100)", "best", "score (last 100)", "games", "agent steps",
+        "opponent", "action set (and candidate)", "reward", "win rate (last 100)", "best", "score (last 100)", "games", "agent steps",
         "wall", "evaluation: W-D-L by bot", "envs, cores, mode", "commit", "curve",
     ]  # fmt: skip
     lines = [pages.row(header), pages.row(["---"] * len(header))]

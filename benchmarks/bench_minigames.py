@@ -29,10 +29,12 @@ from distributed import Client
 from resumable import best_mean, train_within
 
 from sc2dask.emulator.maps import SCENARIOS
+from sc2dask.errors import ConfigError
 from sc2dask.game import EnvConfig
 from sc2dask.training import checkpoint
 from sc2dask.training.cluster import local_cluster
 from sc2dask.training.evaluate import evaluate
+from sc2dask.training.run_settings import resolve_run
 
 ROOT = Path(__file__).resolve().parents[1]
 # The code this process runs: the commit when it started (later commits do not reach it).
@@ -78,6 +80,14 @@ def main() -> int:
     unknown = sorted(set(maps) - set(SCENARIOS))
     if unknown:
         parser.error(f"unknown maps {unknown}; choose from {', '.join(SCENARIOS)}")
+    for name in maps:  # bad candidate values fail here, before the cluster starts
+        try:
+            resolve_run(
+                {"map": name, "envs": args.envs, "mode": args.mode, **args.train_overrides},
+                args.agent_overrides,
+            )
+        except ConfigError as exc:
+            parser.error(f"{name}: {exc}")
     rows = {}
     with (
         local_cluster(args.workers, -(-args.envs // args.workers)) as cluster,

@@ -10,6 +10,7 @@ checkpoints, rewritten atomically as often as checkpoints are made.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 import os
 import threading
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import sc2dask
 from sc2dask.training import checkpoint
+from sc2dask.training.run_settings import resolve_run
 
 CHECKPOINT_EVERY = 50  # updates: at most this much training is lost to a kill
 
@@ -29,6 +31,8 @@ def train_within(
     folder.mkdir(parents=True, exist_ok=True)
     saved = folder / "checkpoints"
     resume = (saved / checkpoint.LATEST).exists()
+    if resume:
+        refuse_other_settings(saved, settings)
     steps = int(checkpoint.load(saved)[2]["agent_steps"]) if resume else 0
     curve = curve_up_to(folder / "curve.csv", steps)
     spent = curve[-1]["wall_s"] if curve else 0.0
@@ -75,6 +79,33 @@ def _segment(client, folder, before, seconds, offset, resume, columns, label, se
     finally:
         timer.cancel()
     return rows
+
+
+def refuse_other_settings(saved: Path, settings: dict) -> None:
+    """A resumed run must train what its first segment did: a candidate resumed without its
+    flag, or the defaults after one of them changed, would make one curve of two runs."""
+    overrides = {k: v for k, v in settings.items() if k != "agent_overrides"}
+    run = resolve_run(overrides, settings.get("agent_overrides"))
+    before = checkpoint.saved_agent(checkpoint.load(saved)[2])
+    then = {"agent_class": before.class_path, **before.config}
+    then |= checkpoint.checkpoint_env(saved)
+    now = {"agent_class": run.agent_spec.class_path, **run.agent_spec.config}
+    now |= dataclasses.asdict(run.env_config)
+    changed = [
+        f"{name} {_plain(then[name])!r} then, {_plain(now[name])!r} now"
+        for name in sorted(then.keys() & now.keys())
+        if _plain(then[name]) != _plain(now[name])
+    ]
+    if changed:
+        raise SystemExit(
+            f"{saved.parent}: its checkpoint was trained with other settings ({'; '.join(changed)}). "
+            "Resume it with the flags it was started with (its run.txt names them), or give "
+            "this run its own --out."
+        )
+
+
+def _plain(value):
+    return list(value) if isinstance(value, tuple) else value
 
 
 def curve_up_to(path: Path, steps: int) -> list[dict]:

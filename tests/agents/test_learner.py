@@ -93,7 +93,7 @@ def test_reward_scale_is_rewards_times_the_scale(learner, beacon_env):
     """``reward-scale: k`` learns from k times each reward: the gradients of the same
     weights equal those of the unscaled learner on rewards multiplied by k."""
     trajectory, _ = _play(beacon_env, learner.policy, 16, np.random.default_rng(6))
-    trajectory.rewards[::3] = 50.0  # a score that counts in tens, as the economy maps'
+    trajectory.rewards[::3] = 50.0  # large rewards, as the economy maps pay
     scaled = Learner(
         dataclasses.replace(MOVE_16, reward_scale=0.02), beacon_env.observation_spec()[0]
     )
