@@ -31,9 +31,10 @@ def train_within(
     folder.mkdir(parents=True, exist_ok=True)
     saved = folder / "checkpoints"
     resume = (saved / checkpoint.LATEST).exists()
+    state = checkpoint.load(saved)[2] if resume else {"agent_steps": 0}
     if resume:
-        refuse_other_settings(saved, settings)
-    steps = int(checkpoint.load(saved)[2]["agent_steps"]) if resume else 0
+        refuse_other_settings(saved, state, settings)
+    steps = int(state["agent_steps"])
     curve = curve_up_to(folder / "curve.csv", steps)
     spent = curve[-1]["wall_s"] if curve else 0.0
     left = minutes * 60 - spent
@@ -81,24 +82,22 @@ def _segment(client, folder, before, seconds, offset, resume, columns, label, se
     return rows
 
 
-def refuse_other_settings(saved: Path, settings: dict) -> None:
+def refuse_other_settings(saved: Path, state: dict, settings: dict) -> None:
     """A resumed run must train what its first segment did: a candidate resumed without its
-    flag, or the defaults after one of them changed, would make one curve of two runs."""
+    flag, or the defaults after one of them changed, would make one curve of two runs.
+    ``state``: the checkpoint's."""
     overrides = {k: v for k, v in settings.items() if k != "agent_overrides"}
     run = resolve_run(overrides, settings.get("agent_overrides"))
-    before = checkpoint.saved_agent(checkpoint.load(saved)[2])
-    then = {"agent_class": before.class_path, **before.config}
-    then |= checkpoint.checkpoint_env(saved)
     now = {"agent_class": run.agent_spec.class_path, **run.agent_spec.config}
-    now |= dataclasses.asdict(run.env_config)
-    changed = [
-        f"{name} {_plain(then[name])!r} then, {_plain(now[name])!r} now"
-        for name in sorted(then.keys() & now.keys())
-        if _plain(then[name]) != _plain(now[name])
-    ]
-    if changed:
+    then = checkpoint.network_differences(state, run.agent_spec, names=run.agent_spec.config)
+    env_now = dataclasses.asdict(run.env_config)
+    for name, value in checkpoint.checkpoint_env(saved).items():
+        if name in env_now and _plain(value) != _plain(env_now[name]):
+            then[name], now[name] = value, env_now[name]
+    if then:
+        changed = "; ".join(f"{k} {then[k]!r} then, {now[k]!r} now" for k in sorted(then))
         raise SystemExit(
-            f"{saved.parent}: its checkpoint was trained with other settings ({'; '.join(changed)}). "
+            f"{saved.parent}: its checkpoint was trained with other settings ({changed}). "
             "Resume it with the flags it was started with (its run.txt names them), or give "
             "this run its own --out."
         )

@@ -19,6 +19,7 @@ import shutil
 import socket
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -235,16 +236,19 @@ NETWORK_SETTINGS = (
 )
 
 
-def network_differences(state: dict, agent: AgentSpec) -> dict[str, object]:
-    """The agent class or network-shaping fields whose value in checkpoint ``state`` is not
-    ``agent``'s: {name: the checkpoint's value}. Map defaults change (MoveToBeacon's
-    network shrank), so a run resumed with today's defaults may not fit yesterday's."""
+def network_differences(
+    state: dict, agent: AgentSpec, names: Iterable[str] = NETWORK_SETTINGS
+) -> dict[str, object]:
+    """The agent class or network-shaping fields (or other ``names``) whose value in
+    checkpoint ``state`` is not ``agent``'s: {name: the checkpoint's value}. Map defaults
+    change (MoveToBeacon's network shrank), so a run resumed with today's defaults may not
+    fit yesterday's."""
     saved = saved_agent(state)
     if saved.class_path != agent.class_path:
         return {"agent_class": saved.class_path}
     return {
         name: saved.config[name]
-        for name in NETWORK_SETTINGS
+        for name in names
         if name in saved.config and saved.config[name] != agent.config.get(name)
     }
 
