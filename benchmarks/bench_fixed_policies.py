@@ -48,6 +48,12 @@ BANELING = 9  # its unit type id
 HIDDEN = 0  # visibility_map: never seen (1: seen, under fog; 2: in sight)
 
 
+def nearest(xs, ys, mx, my) -> list[int]:
+    """The pixel of ``xs, ys`` nearest the centre of the army's pixels ``mx, my``."""
+    i = np.argmin(np.hypot(xs - mx.mean(), ys - my.mean()))
+    return [int(xs[i]), int(ys[i])]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -101,8 +107,7 @@ def main() -> None:
         my, mx = np.nonzero(screen.player_relative == SELF)
         if not len(mx):
             return [int(xs[0]), int(ys[0])]
-        i = np.argmin(np.hypot(xs - mx.mean(), ys - my.mean()))
-        return [int(xs[i]), int(ys[i])]
+        return nearest(xs, ys, mx, my)
 
     def nearest_shard(obs):
         """The shard pixel nearest the marines' centre, as pysc2's scripted agent picks."""
@@ -111,8 +116,7 @@ def main() -> None:
         my, mx = np.nonzero(relative == SELF)
         if not len(sx) or not len(mx):
             return anywhere(obs)
-        i = np.argmin(np.hypot(sx - mx.mean(), sy - my.mean()))
-        return [int(sx[i]), int(sy[i])]
+        return nearest(sx, sy, mx, my)
 
     def seek(obs):
         """On the minimap: the enemy nearest the army, else the nearest pathable pixel never
@@ -124,8 +128,7 @@ def main() -> None:
             ey, ex = np.nonzero((minimap.visibility_map == HIDDEN) & (minimap.pathable > 0))
         if not len(ex) or not len(mx):
             return anywhere(obs)
-        i = np.argmin(np.hypot(ex - mx.mean(), ey - my.mean()))
-        return [int(ex[i]), int(ey[i])]
+        return nearest(ex, ey, mx, my)
 
     def every(function, where, steps):
         """Select the army, then call ``function`` at ``where`` every ``steps`` steps
