@@ -142,6 +142,16 @@ def parse_conv_kernels(kernels: tuple[int, ...]) -> tuple[int, ...]:
     return kernels
 
 
+def parse_spatial_dilations(rates: tuple[int, ...]) -> tuple[int, ...]:
+    """Dilation rates of at least 1, one per 3x3 conv before the spatial logits."""
+    if any(rate < 1 for rate in rates):
+        raise ConfigError(
+            f"give dilation rates of at least 1, one per conv, e.g. 2,4,8, or none "
+            f"for FullyConv's own view; not {','.join(map(str, rates))}"
+        )
+    return rates
+
+
 def parse_opponent(text: str | None) -> str | None:
     """``bot:RACE:DIFFICULTY`` (checked, lower-cased), or None for no opponent."""
     if text is None or str(text).strip().lower() in ("", "none", "null"):
@@ -347,6 +357,13 @@ class AgentSettings(_Section):
         "strided convs shrink the state to at most this many cells a "
         "side before the dense layer (fewer: fewer weights to send)",
         minimum=1,
+    )
+    spatial_dilations: tuple[int, ...] = rule(
+        "dilation rates of 3x3 convs between the state and the spatial "
+        "logits, so that a click's logit sees further than the tower's "
+        "7x7 cells (e.g. 2,4,8); empty: FullyConv's",
+        parse=parse_spatial_dilations,
+        metavar="N,...",
     )
 
 

@@ -306,6 +306,15 @@ def test_conv_kernels_are_two_odd_sizes(clean_config):
             settings.load(settings.AgentSettings, {"conv_kernels": bad})
 
 
+def test_spatial_dilations_are_rates_of_at_least_one_or_none(clean_config):
+    assert settings.load(settings.AgentSettings).values.spatial_dilations == ()
+    args = parser().parse_args(["train", "--spatial-dilations", "2,4,8"])
+    loaded = settings.load(settings.AgentSettings, given(args, args.agent_fields), "flag")
+    assert loaded.values.spatial_dilations == (2, 4, 8)
+    with pytest.raises(ConfigError, match="spatial-dilations .*at least 1.*not 2,0$"):
+        settings.load(settings.AgentSettings, {"spatial_dilations": [2, 0]})
+
+
 def test_bad_values_from_python_are_named_errors_before_any_cluster():
     import sc2dask
 

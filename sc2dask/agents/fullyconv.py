@@ -133,11 +133,15 @@ class NetworkParts:
             name="dense",
         )(features)
         outputs = {}
+        context = {}
         for head, size in action_set.heads.items():
             if head in SPATIAL_ARGS:  # one logit per cell of the screen or minimap
+                resolution = SPATIAL_ARGS[head]
+                if resolution not in context:
+                    context[resolution] = self.widen(spatial[resolution], resolution)
                 logits = layers.Conv2D(
                     1, 1, kernel_initializer=self.init(0.01), dtype="float32", name=f"{head}_logits"
-                )(spatial[SPATIAL_ARGS[head]])
+                )(context[resolution])
                 outputs[head] = layers.Flatten(name=f"{head}_flat")(logits)
             else:
                 outputs[head] = layers.Dense(
@@ -148,6 +152,39 @@ class NetworkParts:
         )(hidden)
         outputs["value"] = layers.Reshape((), name="value")(value)
         return outputs
+
+    def widen(self, state, resolution: str):
+        """``state`` beside what dilated 3x3 convs (``config.spatial_dilations``) read
+        around each cell, for the spatial logits. A tower's two convs show a cell's logit
+        only the cells its kernels reach (7x7 with FullyConv's 5 and 3): on a 32x32 screen
+        too few to tell which shard is nearest the army, or where the fog's edge is beyond
+        the army's sight. Each rate r adds 2r cells to that view (2, 4, 8: 35x35), with no
+        loss of resolution, so a click keeps a single cell's precision."""
+        dilations = self.config.spatial_dilations
+        if not dilations:
+            return state
+        filters = self.config.conv_filters[-1]
+        x = layers.Conv2D(
+            filters,
+            1,
+            activation="relu",
+            kernel_initializer=self.init(),
+            dtype=self.body,
+            name=f"{resolution}_widen_in",
+        )(state)
+        for rate in dilations:
+            wider = layers.Conv2D(
+                filters,
+                3,
+                dilation_rate=rate,
+                padding="same",
+                activation="relu",
+                kernel_initializer=self.init(),
+                dtype=self.body,
+                name=f"{resolution}_widen_d{rate}",
+            )(x)
+            x = layers.Add(dtype=self.body, name=f"{resolution}_widened_d{rate}")([x, wider])
+        return layers.Concatenate(dtype=self.body, name=f"{resolution}_widened")([state, x])
 
 
 def _feature_layers(x, specs: tuple[LayerSpec, ...], name: str, seeds, one_hot_max: int):

@@ -228,6 +228,7 @@ NETWORK_SETTINGS = (
     "conv_filters",
     "conv_kernels",
     "dense_grid",
+    "spatial_dilations",
     "entity_grid",  # the relational agent's
     "attention_blocks",
     "attention_heads",

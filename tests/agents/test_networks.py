@@ -174,3 +174,22 @@ def test_the_network_has_the_filters_kernels_and_dense_grid_of_its_settings():
     three = Policy(dataclasses.replace(MOVE_16, conv_kernels=(3, 1)), _obs_spec(16, 16)).model
     assert three.get_layer("screen_conv0").kernel.shape[:2] == (3, 3)
     assert three.get_layer("screen_conv1").kernel.shape[:2] == (1, 1)
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("dilations, far_cell_seen", [((), False), ((2, 4, 8), True)])
+def test_spatial_dilations_let_a_clicks_logit_see_far_cells(dilations, far_cell_seen):
+    """A cell's click logit reads the 7x7 cells around it through the tower's 5x5 and 3x3
+    convs; dilated convs widen that view to cells 15 away."""
+    config = dataclasses.replace(MOVE_16, spatial_dilations=dilations)
+    policy = Policy(config, _obs_spec(16, 16))
+    spec, rng = policy.encoder.spec(), np.random.default_rng(0)
+    batch = {
+        k: rng.integers(0, 2, (1, *spec[k].shape)).astype(spec[k].dtype)
+        for k in ("screen", "minimap", "player")
+    }
+    changed = {k: v.copy() for k, v in batch.items()}
+    changed["screen"][0, :, 15, 15] = 1 - changed["screen"][0, :, 15, 15]  # the far corner
+    before, after = (np.asarray(policy.model(b)["screen"])[0] for b in (batch, changed))
+    assert (before[0] != after[0]) == far_cell_seen  # the logit of cell (0, 0)
+    assert before[-1] != after[-1]  # the changed cell's own logit, in every case
