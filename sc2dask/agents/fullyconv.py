@@ -172,7 +172,7 @@ class NetworkParts:
             dtype=self.body,
             name=f"{resolution}_widen_in",
         )(state)
-        for rate in dilations:
+        for i, rate in enumerate(dilations):
             wider = layers.Conv2D(
                 filters,
                 3,
@@ -181,9 +181,9 @@ class NetworkParts:
                 activation="relu",
                 kernel_initializer=self.init(),
                 dtype=self.body,
-                name=f"{resolution}_widen_d{rate}",
+                name=f"{resolution}_widen{i}",
             )(x)
-            x = layers.Add(dtype=self.body, name=f"{resolution}_widened_d{rate}")([x, wider])
+            x = layers.Add(dtype=self.body, name=f"{resolution}_widened{i}")([x, wider])
         return layers.Concatenate(dtype=self.body, name=f"{resolution}_widened")([state, x])
 
 

@@ -177,10 +177,12 @@ def test_the_network_has_the_filters_kernels_and_dense_grid_of_its_settings():
 
 
 @pytest.mark.unit
-@pytest.mark.parametrize("dilations, far_cell_seen", [((), False), ((2, 4, 8), True)])
+@pytest.mark.parametrize(
+    "dilations, far_cell_seen", [((), False), ((3, 3), False), ((2, 4, 8), True)]
+)
 def test_spatial_dilations_let_a_clicks_logit_see_far_cells(dilations, far_cell_seen):
     """A cell's click logit reads the 7x7 cells around it through the tower's 5x5 and 3x3
-    convs; dilated convs widen that view to cells 15 away."""
+    convs; each dilation rate r widens it by r cells each way (3, 3: 9; 2, 4, 8: 17)."""
     config = dataclasses.replace(MOVE_16, spatial_dilations=dilations)
     policy = Policy(config, _obs_spec(16, 16))
     spec, rng = policy.encoder.spec(), np.random.default_rng(0)
