@@ -74,15 +74,7 @@ class NetworkParts:
                 inputs[name], encoder_spec[name].layers, name, self.seeds, config.one_hot_max
             )
             for i, (filters, kernel) in enumerate(zip(config.conv_filters, config.conv_kernels)):
-                x = layers.Conv2D(
-                    filters,
-                    kernel,
-                    padding="same",
-                    activation="relu",
-                    kernel_initializer=self.init(),
-                    dtype=body,
-                    name=f"{name}_conv{i}",
-                )(x)
+                x = self.conv(filters, kernel, f"{name}_conv{i}")(x)
             towers[name] = x
 
         def state_at(resolution):
@@ -104,20 +96,24 @@ class NetworkParts:
             state["minimap"] = state_at("minimap")
         return inputs, state
 
+    def conv(self, filters: int, kernel: int, name: str, **options) -> layers.Conv2D:
+        """A "same"-padded ReLU conv of the body, with the next seed's weights."""
+        return layers.Conv2D(
+            filters,
+            kernel,
+            padding="same",
+            activation="relu",
+            kernel_initializer=self.init(),
+            dtype=self.body,
+            name=name,
+            **options,
+        )
+
     def shrink(self, x, grid: int, name: str):
         """Strided 3x3 convs until ``x`` [B, H, W, c] is at most ``grid`` cells a side."""
         shrinks = 0
         while max(x.shape[1:3]) > grid:
-            x = layers.Conv2D(
-                self.config.conv_filters[-1],
-                3,
-                strides=2,
-                padding="same",
-                activation="relu",
-                kernel_initializer=self.init(),
-                dtype=self.body,
-                name=f"{name}{shrinks}",
-            )(x)
+            x = self.conv(self.config.conv_filters[-1], 3, f"{name}{shrinks}", strides=2)(x)
             shrinks += 1
         return x
 
@@ -164,25 +160,9 @@ class NetworkParts:
         if not dilations:
             return state
         filters = self.config.conv_filters[-1]
-        x = layers.Conv2D(
-            filters,
-            1,
-            activation="relu",
-            kernel_initializer=self.init(),
-            dtype=self.body,
-            name=f"{resolution}_widen_in",
-        )(state)
+        x = self.conv(filters, 1, f"{resolution}_widen_in")(state)
         for i, rate in enumerate(dilations):
-            wider = layers.Conv2D(
-                filters,
-                3,
-                dilation_rate=rate,
-                padding="same",
-                activation="relu",
-                kernel_initializer=self.init(),
-                dtype=self.body,
-                name=f"{resolution}_widen{i}",
-            )(x)
+            wider = self.conv(filters, 3, f"{resolution}_widen{i}", dilation_rate=rate)(x)
             x = layers.Add(dtype=self.body, name=f"{resolution}_widened{i}")([x, wider])
         return layers.Concatenate(dtype=self.body, name=f"{resolution}_widened")([state, x])
 
