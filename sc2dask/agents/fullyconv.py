@@ -129,15 +129,15 @@ class NetworkParts:
             name="dense",
         )(features)
         outputs = {}
-        context = {}
+        widened = {}
         for head, size in action_set.heads.items():
             if head in SPATIAL_ARGS:  # one logit per cell of the screen or minimap
                 resolution = SPATIAL_ARGS[head]
-                if resolution not in context:
-                    context[resolution] = self.widen(spatial[resolution], resolution)
+                if resolution not in widened:
+                    widened[resolution] = self.widen(spatial[resolution], resolution)
                 logits = layers.Conv2D(
                     1, 1, kernel_initializer=self.init(0.01), dtype="float32", name=f"{head}_logits"
-                )(context[resolution])
+                )(widened[resolution])
                 outputs[head] = layers.Flatten(name=f"{head}_flat")(logits)
             else:
                 outputs[head] = layers.Dense(
