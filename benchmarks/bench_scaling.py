@@ -489,6 +489,7 @@ def explain(figures: dict, args) -> list[str]:
             f"{figures['minutes_to_common_score']} min; efficiency against "
             f"{figures['nodes'][0]} node(s): {figures['efficiency_time_to_common_score']}"
         )
+    lines += efficiency_parts(figures)
     n, sps = figures["nodes"], figures["agent_steps_per_s"]
     ups, client = figures["updates_per_s"], figures["client_cpu_cores"]
     bytes_in, bytes_out = (
@@ -527,6 +528,26 @@ def explain(figures: dict, args) -> list[str]:
             f"on paper, {nodes} nodes: ideal {ideal:.0f} steps/s, capped at "
             f"{min(ideal, client_cap, link_cap):.0f} by "
             f"{_limit(ideal, client_cap, link_cap)}"
+        )
+    return lines
+
+
+def efficiency_parts(figures: dict) -> list[str]:
+    """Each run's time-to-target efficiency as the product of its parts, to say where it
+    was lost: steps/s against linear, the first run's steps to the target over this run's
+    (a larger batch or staler data costs steps), and the rest (start-up, waits)."""
+    if "efficiency_time_to_target" not in figures:
+        return []
+    lines = []
+    first_steps = figures["steps_to_target"][0]
+    for i, nodes in enumerate(figures["nodes"][1:], start=1):
+        total = figures["efficiency_time_to_target"][i]
+        pace = figures["efficiency_steps_per_s"][i]
+        steps = first_steps / figures["steps_to_target"][i]
+        lines.append(
+            f"at {nodes} nodes: efficiency {total:.3f} = steps/s {pace:.3f} of linear x "
+            f"steps to the target {steps:.3f} of {figures['nodes'][0]} node(s)' x the rest "
+            f"{total / (pace * steps):.3f} (start-up, waits)"
         )
     return lines
 

@@ -1,4 +1,5 @@
-"""bench_scaling's one-node reference: a curve learned at one quota put on another's clock."""
+"""bench_scaling's one-node reference (a curve learned at one quota put on another's
+clock) and how it splits an efficiency into where it was lost."""
 
 import sys
 from pathlib import Path
@@ -6,7 +7,12 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from bench_scaling import on_quota_clock, reference_verdict, same_learning  # noqa: E402
+from bench_scaling import (  # noqa: E402
+    efficiency_parts,
+    on_quota_clock,
+    reference_verdict,
+    same_learning,
+)
 
 
 def _rows(updates, steps_per_update=10, score=lambda u: float(u), wall_per_update=1.0):
@@ -57,3 +63,18 @@ def test_a_failed_reference_check_is_said_in_the_printed_line():
     failed = reference_verdict(checked | {"reference_first_mismatch": 7})
     assert "FAILED at update 7" in failed and "quota run's own figures" in failed
     assert reference_verdict({}) == ""
+
+
+@pytest.mark.unit
+def test_an_efficiency_splits_into_pace_steps_and_the_rest():
+    figures = {  # CollectMineralShards in central mode, seed 0
+        "nodes": [1, 8, 16],
+        "steps_to_target": [91920, 95040, 111664],
+        "efficiency_steps_per_s": [1.0, 1.064, 0.779],
+        "efficiency_time_to_target": [1.0, 0.974, 0.594],
+    }
+    eight, sixteen = efficiency_parts(figures)
+    assert eight.startswith("at 8 nodes: efficiency 0.974 = steps/s 1.064")
+    assert "steps to the target 0.967" in eight and "the rest 0.946" in eight
+    assert "steps to the target 0.823" in sixteen and "the rest 0.926" in sixteen
+    assert efficiency_parts({"nodes": [1, 8]}) == []  # a run missed the target
