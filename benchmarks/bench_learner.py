@@ -45,6 +45,8 @@ def main():
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     parser.add_argument("--json", action="store_true", help="end with one JSON object")
     args = parser.parse_args()
+    if args.trajectories < 1:
+        parser.error(f"--trajectories {args.trajectories}: give at least 1 per gradient")
     rows = []
     for threads in [int(t) for t in args.threads.split(",")]:
         for features in FEATURES:
@@ -138,6 +140,8 @@ def measure(args, threads: int, features: str, precision: str) -> dict:
 
 
 def median_time(call, repeats: int, clock) -> float:
+    """The median of ``repeats`` calls on ``clock``: one slow call (a collection, a busy
+    neighbour) moves a mean, not a median."""
     call()  # warm-up: traces the tf.function
     times = []
     for _ in range(repeats):
