@@ -48,6 +48,7 @@ LrScaling = Literal["none", "sqrt", "linear"]
 AsyncDamping = Literal["excess", "staleness"]
 Race = Literal["terran", "zerg", "protoss", "random"]
 Reward = Literal["score", "outcome", "both"]
+OffPolicy = Literal["clip", "vtrace"]
 # The built-in AI's levels, by pysc2's names (sc2_env.Difficulty), easiest first.
 DIFFICULTIES = (
     "very_easy",
@@ -337,6 +338,10 @@ class AgentSettings(_Section):
         "multiplies every reward before the returns (the scores shown are unscaled)", above=0
     )
     clip_ratio: float = rule("PPO's clip on pi/pi_behaviour", above=0)
+    off_policy: OffPolicy = rule(
+        "data from older weights: clip (PPO's clip on the policy term) | vtrace "
+        "(IMPALA's truncated importance weights on the returns and the policy term)"
+    )
     epochs: int = rule(
         "passes over each batch; > 1 is PPO-style reuse (central mode only)", minimum=1
     )

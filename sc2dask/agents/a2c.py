@@ -284,17 +284,7 @@ def a2c_loss(
     r = pi / pi_behaviour (``A2CConfig.clip_ratio``); NaN in ``behaviour_log_prob``
     means "acted with these weights" (r = 1: the plain A2C gradient).
     """
-    function_logits = tf.where(available, outputs["function"], MASKED_LOGIT)
-    function_log_probs = tf.nn.log_softmax(function_logits)
-    log_prob = _chosen(function_log_probs, actions["function"])
-    entropy = _entropy(function_log_probs)
-
-    used = tf.gather(tf.cast(uses, tf.float32), actions["function"])  # [N, n_args]
-    for i, head in enumerate(argument_heads):
-        head_log_probs = tf.nn.log_softmax(outputs[head])
-        log_prob += used[:, i] * _chosen(head_log_probs, actions[head])
-        entropy += used[:, i] * _entropy(head_log_probs)
-
+    log_prob, entropy = log_prob_and_entropy(outputs, actions, available, uses, argument_heads)
     if config.normalize_advantages:
         mean, variance = tf.nn.moments(advantages, axes=[0])
         advantages = (advantages - mean) / (tf.sqrt(variance) + 1e-8)
@@ -316,6 +306,45 @@ def a2c_loss(
         "entropy": entropy,
         "clip_fraction": clip_fraction,
     }
+
+
+def log_prob_and_entropy(outputs, actions, available, uses, argument_heads):
+    """log pi(a|s) of each step's call and the policy's entropy over the same heads: the
+    function's (among the available ones) plus those of the arguments it takes."""
+    function_log_probs = tf.nn.log_softmax(tf.where(available, outputs["function"], MASKED_LOGIT))
+    log_prob = _chosen(function_log_probs, actions["function"])
+    entropy = _entropy(function_log_probs)
+    used = tf.gather(tf.cast(uses, tf.float32), actions["function"])  # [N, n_args]
+    for i, head in enumerate(argument_heads):
+        head_log_probs = tf.nn.log_softmax(outputs[head])
+        log_prob += used[:, i] * _chosen(head_log_probs, actions[head])
+        entropy += used[:, i] * _entropy(head_log_probs)
+    return log_prob, entropy
+
+
+def vtrace(value_now, value_next, rewards, not_done, step_rows, operator, log_ratio, gamma):
+    """IMPALA's V-trace (Espeholt et al. 2018) over concatenated trajectories: (value
+    targets, policy advantages) for data played with older weights.
+
+    GAE's returns treat every step as played by today's policy; with hosts many updates
+    behind they are not. V-trace weighs each TD error by rho = min(1, pi/mu) and each step
+    of the trace by c = lambda min(1, pi/mu), so steps today's policy would not take count
+    less. ``operator`` is ``advantage_operator``'s matrix (lambda, gamma and episode ends);
+    ``log_ratio`` is log pi/mu per step (0 where the data is fresh: then both are GAE's).
+    """
+    log_c = tf.minimum(log_ratio, 0.0)
+    rho = tf.exp(log_c)
+    before = tf.cumsum(log_c, exclusive=True)  # sum of log c over the steps before each
+    # operator[t, k] * c_t ... c_(k-1); below the diagonal the operator is 0 and the
+    # exponent, clipped at 0, cannot overflow.
+    traces = operator * tf.exp(tf.minimum(before[None, :] - before[:, None], 0.0))
+    deltas = rewards + gamma * not_done * value_next - value_now
+    corrections = tf.linalg.matvec(traces, rho * deltas)  # v_s - V(x_s)
+    continues = tf.concat([tf.equal(step_rows[1:], step_rows[:-1] + 1), [False]], axis=0)
+    later = tf.concat([corrections[1:], tf.zeros([1], corrections.dtype)], axis=0)
+    target_next = value_next + tf.where(continues, later, tf.zeros_like(later))
+    advantages = rho * (rewards + gamma * not_done * target_next - value_now)
+    return value_now + corrections, advantages
 
 
 def _chosen(log_probs, indices):
@@ -461,14 +490,24 @@ class Learner:
             values = tf.stop_gradient(outputs["value"])
             value_now = tf.gather(values, step_rows)
             value_next = tf.gather(values, step_rows + 1)
-            deltas = rewards + self.config.gamma * not_done * value_next - value_now
-            advantages = tf.linalg.matvec(operator, deltas)
-            returns = advantages + value_now
             at_steps = {k: tf.gather(v, step_rows) for k, v in outputs.items()}
+            available = tf.gather(rows["available"], step_rows)
+            returns, advantages, behaviour_log_prob = self._targets(
+                at_steps,
+                actions,
+                available,
+                rewards,
+                not_done,
+                step_rows,
+                operator,
+                behaviour_log_prob,
+                value_now,
+                value_next,
+            )
             loss, metrics = a2c_loss(
                 at_steps,
                 actions,
-                tf.gather(rows["available"], step_rows),
+                available,
                 self._uses,
                 self.policy.action_set.argument_heads,
                 returns,
@@ -488,6 +527,43 @@ class Learner:
             mean_value=tf.reduce_mean(value_now),
         )
         return grads, metrics
+
+    def _targets(
+        self,
+        at_steps,
+        actions,
+        available,
+        rewards,
+        not_done,
+        step_rows,
+        operator,
+        behaviour_log_prob,
+        value_now,
+        value_next,
+    ):
+        """(value targets, advantages, the behaviour log-probs for the policy term's clip):
+        GAE's with ``off_policy: clip``; V-trace's with ``vtrace``, whose advantages are
+        already weighted by pi/mu, so the policy term takes them as they are (no clip)."""
+        if self.config.off_policy == "clip":
+            deltas = rewards + self.config.gamma * not_done * value_next - value_now
+            advantages = tf.linalg.matvec(operator, deltas)
+            return advantages + value_now, advantages, behaviour_log_prob
+        log_prob, _ = log_prob_and_entropy(
+            at_steps, actions, available, self._uses, self.policy.action_set.argument_heads
+        )
+        fresh = tf.math.is_nan(behaviour_log_prob)
+        log_ratio = tf.stop_gradient(log_prob - tf.where(fresh, log_prob, behaviour_log_prob))
+        returns, advantages = vtrace(
+            value_now,
+            value_next,
+            rewards,
+            not_done,
+            step_rows,
+            operator,
+            log_ratio,
+            self.config.gamma,
+        )
+        return returns, advantages, tf.fill(tf.shape(rewards), np.float32(np.nan))
 
     def apply_gradients(self, grads: Sequence[np.ndarray], lr_scale: float = 1.0) -> None:
         """One Adam step (after global-norm clipping) at ``lr_scale`` times the learning

@@ -89,6 +89,27 @@ def test_fresh_behaviour_log_probs_give_the_a2c_gradient(learner, beacon_env):
     assert learner.compute_gradients([stale])[1]["clip_fraction"] == 1.0
 
 
+def test_vtrace_on_fresh_data_is_the_a2c_gradient(learner, beacon_env):
+    """``off-policy: vtrace`` weighs by pi/mu, which is 1 on fresh data: the gradient is
+    A2C's (lambda 1). On stale data it differs from the clip's and stays finite."""
+    trajectory, _ = _play(beacon_env, learner.policy, 16, np.random.default_rng(5))
+    corrected = Learner(
+        dataclasses.replace(MOVE_16, off_policy="vtrace"), beacon_env.observation_spec()[0]
+    )
+    corrected.set_weights(learner.get_weights())
+    for a, b in zip(
+        corrected.compute_gradients([trajectory])[0], learner.compute_gradients([trajectory])[0]
+    ):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-7)
+    stale = dataclasses.replace(trajectory, log_probs=trajectory.log_probs + 2.0)
+    by_vtrace, by_clip = (
+        corrected.compute_gradients([stale])[0],
+        learner.compute_gradients([stale])[0],
+    )
+    assert all(np.isfinite(g).all() for g in by_vtrace)
+    assert any(not np.allclose(a, b) for a, b in zip(by_vtrace, by_clip))
+
+
 def test_reward_scale_is_rewards_times_the_scale(learner, beacon_env):
     """``reward-scale: k`` learns from k times each reward: the gradients of the same
     weights equal those of the unscaled learner on rewards multiplied by k."""
