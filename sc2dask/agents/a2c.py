@@ -330,7 +330,8 @@ def vtrace(value_now, value_next, rewards, not_done, step_rows, operator, log_ra
     behind they are not. V-trace weighs each TD error by rho = min(1, pi/mu) and each step
     of the trace by c = lambda min(1, pi/mu), so steps today's policy would not take count
     less. ``operator`` is ``advantage_operator``'s matrix (lambda, gamma and episode ends);
-    ``log_ratio`` is log pi/mu per step (0 where the data is fresh: then both are GAE's).
+    ``log_ratio`` is log pi/mu per step (0 where the data is fresh: then the targets are
+    GAE's returns, and with lambda 1 the advantages are GAE's too).
     """
     log_c = tf.minimum(log_ratio, 0.0)
     rho = tf.exp(log_c)
