@@ -266,11 +266,9 @@ def advantage_operator(
 
 
 def a2c_loss(
-    outputs: Mapping[str, tf.Tensor],
-    actions: Mapping[str, tf.Tensor],
-    available: tf.Tensor,
-    uses: tf.Tensor,
-    argument_heads: Sequence[str],
+    value: tf.Tensor,
+    log_prob: tf.Tensor,
+    entropy: tf.Tensor,
     returns: tf.Tensor,
     advantages: tf.Tensor,
     behaviour_log_prob: tf.Tensor,
@@ -278,13 +276,11 @@ def a2c_loss(
 ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
     """The A2C loss over a batch of N steps; returns (loss, metrics).
 
-    log pi(a|s) is the function's log-probability (among the available functions) plus
-    those of the arguments that function takes (``uses`` [n_functions, n_args]); the
-    entropy bonus counts the same heads. The policy term is the clipped surrogate on
-    r = pi / pi_behaviour (``A2CConfig.clip_ratio``); NaN in ``behaviour_log_prob``
-    means "acted with these weights" (r = 1: the plain A2C gradient).
+    ``log_prob`` and ``entropy`` per step come from ``log_prob_and_entropy``. The policy
+    term is the clipped surrogate on r = pi / pi_behaviour (``A2CConfig.clip_ratio``);
+    NaN in ``behaviour_log_prob`` means "acted with these weights" (r = 1: the plain A2C
+    gradient).
     """
-    log_prob, entropy = log_prob_and_entropy(outputs, actions, available, uses, argument_heads)
     if config.normalize_advantages:
         mean, variance = tf.nn.moments(advantages, axes=[0])
         advantages = (advantages - mean) / (tf.sqrt(variance) + 1e-8)
@@ -295,7 +291,7 @@ def a2c_loss(
     ratio = tf.exp(log_prob - behaviour)
     clipped = tf.clip_by_value(ratio, 1.0 - config.clip_ratio, 1.0 + config.clip_ratio)
     policy_loss = -tf.reduce_mean(tf.minimum(ratio * advantages, clipped * advantages))
-    value_loss = 0.5 * tf.reduce_mean(tf.square(returns - outputs["value"]))
+    value_loss = 0.5 * tf.reduce_mean(tf.square(returns - value))
     entropy = tf.reduce_mean(entropy)
     loss = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy
     clip_fraction = tf.reduce_mean(tf.cast(tf.abs(ratio - 1.0) > config.clip_ratio, tf.float32))
@@ -322,14 +318,15 @@ def log_prob_and_entropy(outputs, actions, available, uses, argument_heads):
     return log_prob, entropy
 
 
-def vtrace(value_now, value_next, rewards, not_done, step_rows, operator, log_ratio, gamma):
+def vtrace(deltas, value_now, not_done, step_rows, operator, log_ratio, gamma):
     """IMPALA's V-trace (Espeholt et al. 2018) over concatenated trajectories: (value
     targets, policy advantages) for data played with older weights.
 
     GAE's returns treat every step as played by today's policy; with hosts many updates
-    behind they are not. V-trace weighs each TD error by rho = min(1, pi/mu) and each step
-    of the trace by c = lambda min(1, pi/mu), so steps today's policy would not take count
-    less. ``operator`` is ``advantage_operator``'s matrix (lambda, gamma and episode ends);
+    behind they are not. V-trace weighs each TD error (``deltas``: r + gamma V(x') - V(x),
+    without V(x') where an episode ends) by rho = min(1, pi/mu) and each step of the trace by
+    c = lambda min(1, pi/mu), so steps today's policy would not take count less.
+    ``operator`` is ``advantage_operator``'s matrix (lambda, gamma and episode ends);
     ``log_ratio`` is log pi/mu per step (0 where the data is fresh: then the targets are
     GAE's returns, and with lambda 1 the advantages are GAE's too).
     """
@@ -339,13 +336,14 @@ def vtrace(value_now, value_next, rewards, not_done, step_rows, operator, log_ra
     # operator[t, k] * c_t ... c_(k-1); below the diagonal the operator is 0 and the
     # exponent, clipped at 0, cannot overflow.
     traces = operator * tf.exp(tf.minimum(before[None, :] - before[:, None], 0.0))
-    deltas = rewards + gamma * not_done * value_next - value_now
     corrections = tf.linalg.matvec(traces, rho * deltas)  # v_s - V(x_s)
+    # rho_s (r_s + gamma v_(s+1) - V(x_s)) = rho_s (delta_s + gamma (v_(s+1) - V(x_(s+1)))),
+    # where v_(s+1) - V(x_(s+1)) is the next step's correction within the trajectory, 0
+    # for its bootstrap row, and nothing past an episode's end.
     continues = tf.concat([tf.equal(step_rows[1:], step_rows[:-1] + 1), [False]], axis=0)
     later = tf.concat([corrections[1:], tf.zeros([1], corrections.dtype)], axis=0)
-    target_next = value_next + tf.where(continues, later, tf.zeros_like(later))
-    advantages = rho * (rewards + gamma * not_done * target_next - value_now)
-    return value_now + corrections, advantages
+    later = not_done * tf.where(continues, later, tf.zeros_like(later))
+    return value_now + corrections, rho * (deltas + gamma * later)
 
 
 def _chosen(log_probs, indices):
@@ -492,25 +490,21 @@ class Learner:
             value_now = tf.gather(values, step_rows)
             value_next = tf.gather(values, step_rows + 1)
             at_steps = {k: tf.gather(v, step_rows) for k, v in outputs.items()}
-            available = tf.gather(rows["available"], step_rows)
-            returns, advantages, behaviour_log_prob = self._targets(
+            log_prob, entropy = log_prob_and_entropy(
                 at_steps,
                 actions,
-                available,
-                rewards,
-                not_done,
-                step_rows,
-                operator,
-                behaviour_log_prob,
-                value_now,
-                value_next,
-            )
-            loss, metrics = a2c_loss(
-                at_steps,
-                actions,
-                available,
+                tf.gather(rows["available"], step_rows),
                 self._uses,
                 self.policy.action_set.argument_heads,
+            )
+            deltas = rewards + self.config.gamma * not_done * value_next - value_now
+            returns, advantages, behaviour_log_prob = self._targets(
+                deltas, value_now, not_done, step_rows, operator, log_prob, behaviour_log_prob
+            )
+            loss, metrics = a2c_loss(
+                at_steps["value"],
+                log_prob,
+                entropy,
                 returns,
                 advantages,
                 behaviour_log_prob,
@@ -530,41 +524,21 @@ class Learner:
         return grads, metrics
 
     def _targets(
-        self,
-        at_steps,
-        actions,
-        available,
-        rewards,
-        not_done,
-        step_rows,
-        operator,
-        behaviour_log_prob,
-        value_now,
-        value_next,
+        self, deltas, value_now, not_done, step_rows, operator, log_prob, behaviour_log_prob
     ):
-        """(value targets, advantages, the behaviour log-probs for the policy term's clip):
-        GAE's with ``off_policy: clip``; V-trace's with ``vtrace``, whose advantages are
-        already weighted by pi/mu, so the policy term takes them as they are (no clip)."""
+        """(value targets, advantages, the behaviour log-probs for the policy term's clip)
+        from the steps' TD errors: GAE's with ``off_policy: clip``; V-trace's with
+        ``vtrace``, whose advantages are already weighted by pi/mu, so the policy term
+        takes them as they are (no clip)."""
         if self.config.off_policy == "clip":
-            deltas = rewards + self.config.gamma * not_done * value_next - value_now
             advantages = tf.linalg.matvec(operator, deltas)
             return advantages + value_now, advantages, behaviour_log_prob
-        log_prob, _ = log_prob_and_entropy(
-            at_steps, actions, available, self._uses, self.policy.action_set.argument_heads
-        )
         fresh = tf.math.is_nan(behaviour_log_prob)
         log_ratio = tf.stop_gradient(log_prob - tf.where(fresh, log_prob, behaviour_log_prob))
         returns, advantages = vtrace(
-            value_now,
-            value_next,
-            rewards,
-            not_done,
-            step_rows,
-            operator,
-            log_ratio,
-            self.config.gamma,
+            deltas, value_now, not_done, step_rows, operator, log_ratio, self.config.gamma
         )
-        return returns, advantages, tf.fill(tf.shape(rewards), np.float32(np.nan))
+        return returns, advantages, tf.fill(tf.shape(deltas), np.float32(np.nan))
 
     def apply_gradients(self, grads: Sequence[np.ndarray], lr_scale: float = 1.0) -> None:
         """One Adam step (after global-norm clipping) at ``lr_scale`` times the learning

@@ -41,10 +41,10 @@ def _inputs(ratios):
 
 
 def _vtrace(lengths, values, rewards, not_done, step_rows, ratios, gamma_lambda):
+    deltas = rewards + GAMMA * not_done * values[step_rows + 1] - values[step_rows]
     targets, advantages = vtrace(
+        deltas,
         values[step_rows],
-        values[step_rows + 1],
-        rewards,
         not_done,
         step_rows,
         advantage_operator(lengths, not_done, gamma_lambda),
