@@ -346,6 +346,9 @@ class AgentSettings(_Section):
         "passes over each batch; > 1 is PPO-style reuse (central mode only)", minimum=1
     )
     minibatches: int = rule("minibatches per epoch, split by trajectory", minimum=1)
+    jit_compile: bool = rule(
+        "XLA-compile the gradient's graph (the learner's; compiled again for each new batch shape)"
+    )
     precision: Precision = rule(
         "Keras dtype policy of the network's body (heads and "
         "value stay float32; mixed_float16 scales the loss)"

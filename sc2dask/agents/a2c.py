@@ -78,8 +78,8 @@ class _Graph:
     docs/results/throughput.md).
     """
 
-    def __init__(self, fn, input_signature: list):
-        self._function = tf.function(fn, input_signature=input_signature)
+    def __init__(self, fn, input_signature: list, jit_compile: bool = False):
+        self._function = tf.function(fn, input_signature=input_signature, jit_compile=jit_compile)
         self._concrete = None
 
     def trace(self) -> None:
@@ -394,6 +394,8 @@ class Learner:
                 step_sig,
                 tf.TensorSpec((), tf.float32),
             ],
+            # XLA fuses the loss's many small ops; it compiles once per batch shape.
+            jit_compile=config.jit_compile,
         )
         self.loss_scale = LossScale(dynamic=config.precision == "mixed_float16")
         # The trainable arrays' sizes: how the flat gradient of apply_gradients splits.

@@ -110,6 +110,27 @@ def test_vtrace_on_fresh_data_is_the_a2c_gradient(learner, beacon_env):
     assert any(not np.allclose(a, b) for a, b in zip(by_vtrace, by_clip))
 
 
+def test_xla_gives_the_same_gradient(learner, beacon_env):
+    """``jit-compile: true`` changes how the gradient is computed, not what it is: equal to
+    the plain graph's for one rollout and for a batch of two (a second shape, compiled
+    anew), on stale data too."""
+    rng = np.random.default_rng(7)
+    played = [_play(beacon_env, learner.policy, 16, rng)[0] for _ in range(2)]
+    stale = dataclasses.replace(played[1], log_probs=played[1].log_probs + 1.0)
+    compiled = Learner(
+        dataclasses.replace(MOVE_16, jit_compile=True), beacon_env.observation_spec()[0]
+    )
+    compiled.set_weights(learner.get_weights())
+    for batch in ([played[0]], [played[0], stale]):
+        (by_xla, xla_metrics), (by_graph, metrics) = (
+            compiled.compute_gradients(batch),
+            learner.compute_gradients(batch),
+        )
+        for a, b in zip(by_xla, by_graph):
+            np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-6)
+        assert xla_metrics["loss"] == pytest.approx(metrics["loss"], rel=1e-4, abs=1e-6)
+
+
 def test_reward_scale_is_rewards_times_the_scale(learner, beacon_env):
     """``reward-scale: k`` learns from k times each reward: the gradients of the same
     weights equal those of the unscaled learner on rewards multiplied by k."""
