@@ -394,7 +394,7 @@ class Learner:
                 step_sig,
                 tf.TensorSpec((), tf.float32),
             ],
-            # XLA fuses the loss's many small ops; it compiles once per batch shape.
+            # Only the gradient: XLA made Adam's step slower (docs/results/throughput.md).
             jit_compile=config.jit_compile,
         )
         self.loss_scale = LossScale(dynamic=config.precision == "mixed_float16")
