@@ -3,11 +3,12 @@ what the game allows, and each plays as the raw action it names."""
 
 import types
 
+import numpy as np
 import pytest
 
 from sc2dask.game import EnvConfig
 from sc2dask.game.macros import MACROS, MacroCall, available
-from sc2dask.game.pysc2lib import actions, units
+from sc2dask.game.pysc2lib import actions, features, units
 
 RAW = actions.RAW_FUNCTIONS
 
@@ -58,16 +59,22 @@ def test_defend_is_offered_only_with_a_marine_it_would_order():
     """An intruder at home while every marine attacks far away: no defence to order (an
     order for no units is an error in pysc2), until a marine is idle again."""
 
+    column = features.FeatureUnit
+
     def unit(unit_type, alliance, x, y, orders=0):
-        return types.SimpleNamespace(
+        """A raw unit's row, as pysc2 lays it out."""
+        row = np.zeros(len(column), np.int64)
+        for field, value in dict(
             unit_type=unit_type, alliance=alliance, x=x, y=y, order_length=orders,
-            order_id_0=0, order_id_1=0, build_progress=100, tag=id(object()),
-        )  # fmt: skip
+            build_progress=100, tag=id(object()),
+        ).items():  # fmt: skip
+            row[column[field]] = value
+        return row
 
     player = types.SimpleNamespace(minerals=0, food_cap=15, food_used=13)
     home = [unit(units.Terran.CommandCenter, 1, 16, 47), unit(units.Zerg.Zergling, 4, 18, 45)]
-    away = unit(units.Terran.Marine, 1, 50, 10, orders=1)
+    raw_units = np.stack([*home, unit(units.Terran.Marine, 1, 50, 10, orders=1)])
     defend = MACROS.index("defend")
-    assert not available({"raw_units": [*home, away], "player": player})[defend]
-    away.order_length = 0
-    assert available({"raw_units": [*home, away], "player": player})[defend]
+    assert not available({"raw_units": raw_units, "player": player})[defend]
+    raw_units[2, column.order_length] = 0  # the marine is idle again
+    assert available({"raw_units": raw_units, "player": player})[defend]
