@@ -10,7 +10,7 @@ A run lives in ``benchmarks/results/fullgame/<opponent>-<action set>-<reward>/``
 ``checkpoints/`` (not committed). Like ``bench_minigames.py`` it resumes from its last
 checkpoint until the wall time reaches ``--minutes`` in all, and the row names the commit
 of its last segment. The row goes on ``docs/results/fullgame.md`` between the markers. A
-candidate (``--agent entropy-coef=0.01``) must be given its own ``--out`` and ``--page``; its
+candidate (``--agent entropy-coef=0.01``, ``--train step-mul=32``) must be given its own ``--out`` and ``--page``; its
 row names what it changed.
 Figures, not a test: run it with nothing else busy, or say what ran beside it.
 """
@@ -71,7 +71,7 @@ def main() -> int:
     parser.add_argument(
         "--reward", default=None, help="score | outcome | both (default: the map's)"
     )
-    candidates.add_flags(parser, "agent")
+    candidates.add_flags(parser, "agent", "train")
     parser.add_argument("--out", default=str(RESULTS))
     parser.add_argument("--page", default=str(PAGE))
     parser.add_argument("--json", action="store_true", help="end with one JSON object")
@@ -79,10 +79,13 @@ def main() -> int:
     candidates.refuse_default_folders(parser, args, RESULTS, PAGE)
     race = args.opponent.split(":")[1] if args.opponent.count(":") == 2 else "terran"
     agent = candidates.overrides(parser, args, "agent")
+    train = candidates.overrides(parser, args, "train")
+    if {"map", "opponent", "envs", "mode", "reward", "agent_overrides"} & set(train):
+        parser.error("--train takes settings other than map, opponent, envs, mode and reward")
     if args.action_set and "action_set" in agent:
         parser.error("give the action set once: --action-set or --agent action-set=, not both")
     agent |= {"action_set": args.action_set} if args.action_set else {}
-    given = {"reward": args.reward} if args.reward else {}
+    given = ({"reward": args.reward} if args.reward else {}) | train
     mine = {"map": args.map, "opponent": args.opponent, "envs": args.envs, "mode": args.mode}
     try:  # before the cluster starts
         run = resolve_run(mine | given, agent)
@@ -121,7 +124,9 @@ def main() -> int:
                 config=config,
             )
             games[level] = result.results | {"mean_score": round(result.mean, 1)}
-    plot(curve, folder / "curve.png", f"{args.map} against {args.opponent}", args.agent)
+    plot(
+        curve, folder / "curve.png", f"{args.map} against {args.opponent}", args.agent + args.train
+    )
     row = {
         "map": args.map,
         "opponent": args.opponent,
@@ -135,6 +140,7 @@ def main() -> int:
         "wall_minutes": round(curve[-1]["wall_s"] / 60, 1),
         "evaluation": games,
         "agent_overrides": args.agent,  # a candidate's settings; [] for the defaults
+        "train_overrides": args.train,
         "envs": args.envs,
         "cores": os.cpu_count(),
         "mode": args.mode,
@@ -200,7 +206,13 @@ def write_table(out: Path, page: Path) -> None:
             pages.row(
                 [
                     r["opponent"],
-                    " ".join([r["action_set"], *r.get("agent_overrides", [])]),
+                    " ".join(
+                        [
+                            r["action_set"],
+                            *r.get("agent_overrides", []),
+                            *r.get("train_overrides", []),
+                        ]
+                    ),
                     r["reward"],
                     f"**{r['final_win_rate_last_100']}**",
                     str(r["best_win_rate_last_100"]),

@@ -34,9 +34,9 @@ AGENTS = {"random": random_agent.RandomAgent, "random_macro": RandomMacro, "macr
 LOOPS_PER_MINUTE = 16 * 60
 
 
-def play(agent_name: str, difficulty: str, seed: int) -> tuple[int, float, dict]:
+def play(agent_name: str, difficulty: str, seed: int, step_mul: int = 8) -> tuple[int, float, dict]:
     """One game: its outcome (+1, 0, -1), its length in game minutes, and the units each
-    side had at the end."""
+    side had at the end. ``step_mul``: game loops per agent step (a decision)."""
     players = [
         sc2_env.Agent(sc2_env.Race.terran),
         sc2_env.Bot(sc2_env.Race.terran, sc2_env.Difficulty[difficulty]),
@@ -48,7 +48,12 @@ def play(agent_name: str, difficulty: str, seed: int) -> tuple[int, float, dict]
     )
     # score_index -1: the reward is the outcome, +1, 0 or -1 at the last step
     with make_env(
-        "Simple64", players=players, agent_interface_format=aif, random_seed=seed, score_index=-1
+        "Simple64",
+        players=players,
+        agent_interface_format=aif,
+        random_seed=seed,
+        score_index=-1,
+        step_mul=step_mul,
     ) as env:
         agent = RandomMacro(seed) if agent_name == "random_macro" else AGENTS[agent_name]()
         agent.setup(env.observation_spec()[0], env.action_spec()[0])
@@ -81,13 +86,22 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=10)
     parser.add_argument("--agents", default="random,random_macro,macro")
     parser.add_argument("--difficulties", default="very_easy,easy,medium,hard")
+    parser.add_argument("--step-mul", type=int, default=8, help="game loops per agent step")
+    parser.add_argument(
+        "--bots",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also each bot level against the one below",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     flags.FLAGS(["bench"])
     table = {}
     for agent_name in args.agents.split(","):
         for difficulty in args.difficulties.split(","):
-            games = [play(agent_name, difficulty, 1000 + i) for i in range(args.games)]
+            games = [
+                play(agent_name, difficulty, 1000 + i, args.step_mul) for i in range(args.games)
+            ]
             wins = sum(o > 0 for o, _, _ in games)
             draws = sum(o == 0 for o, _, _ in games)
             minutes = [round(m, 1) for _, m, _ in games]
@@ -103,7 +117,7 @@ def main() -> None:
                 f"(W-D-L), win rate {wins / len(games):.0%}; game minutes {minutes}",
                 flush=True,
             )
-    levels = [sc_pb.VeryEasy, sc_pb.Easy, sc_pb.Medium, sc_pb.Hard]
+    levels = [sc_pb.VeryEasy, sc_pb.Easy, sc_pb.Medium, sc_pb.Hard] if args.bots else []
     for lower, higher in zip(levels, levels[1:]):
         low, high = sc_pb.Difficulty.Name(lower), sc_pb.Difficulty.Name(higher)
         as_1 = [bot_against_bot(higher, lower, 1000 + i) for i in range(args.games)]
