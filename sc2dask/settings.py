@@ -47,7 +47,7 @@ Compression = Literal["none", "fp16", "int8", "topk"]
 LrScaling = Literal["none", "sqrt", "linear"]
 AsyncDamping = Literal["excess", "staleness"]
 Race = Literal["terran", "zerg", "protoss", "random"]
-Reward = Literal["score", "outcome", "both"]
+Reward = Literal["score", "outcome", "both", "trade"]
 OffPolicy = Literal["clip", "vtrace"]
 # The built-in AI's levels, by pysc2's names (sc2_env.Difficulty), easiest first.
 DIFFICULTIES = (
@@ -304,9 +304,13 @@ class TrainSettings(_Section):
     reward: Reward = rule(
         "what the agent is paid: score (the change of the map's score: a mini-game's, or "
         "the Blizzard score on a melee map), outcome (+1 win, 0 tie, -1 loss, at the end; "
-        "needs an opponent) or both (outcome + score-scale x score)"
+        "needs an opponent), both (outcome + score-scale x score) or trade (outcome + "
+        "score-scale x (value destroyed - value lost); needs an opponent)"
     )
-    score_scale: float = rule("reward both: the weight of one point of score", above=0)
+    score_scale: float = rule(
+        "reward both and trade: the weight of one point of score (of value: a marine is 50)",
+        above=0,
+    )
     checkpoint_dir: str | None = rule("folder for checkpoints and TensorBoard files")
     checkpoint_every: int = rule("updates between checkpoints (0: only at the end)", minimum=0)
     seed: int = rule("seed of the weights, the games and the action sampling", minimum=0)

@@ -6,11 +6,21 @@ rate, the Blizzard score for the curve. So two-player games are made with the ou
 pysc2's reward, and this wrapper reads the score from the observation
 (``score_cumulative[0]``, which is also what the mini-games pay) and pays what the run's
 ``reward`` setting asks. On a one-player mini-game it passes pysc2's reward through.
+
+``trade`` pays for fights: the value (minerals and gas) of what the player destroyed less
+what it lost, read from ``score_by_category``. The Blizzard score grows with a game's
+length and with what is built, so a policy paid by it gains by keeping a lost game going;
+a fight's trade is paid within seconds of the choice that started it, and losing an army
+piecemeal is paid for as it happens, where the outcome reaches it only hundreds of steps
+later.
 """
 
 from __future__ import annotations
 
-from .pysc2lib import base_env_wrapper
+from .pysc2lib import base_env_wrapper, features
+
+_KILLED = (features.ScoreByCategory.killed_minerals, features.ScoreByCategory.killed_vespene)
+_LOST = (features.ScoreByCategory.lost_minerals, features.ScoreByCategory.lost_vespene)
 
 
 class ScoredEnv(base_env_wrapper.BaseEnvWrapper):
@@ -23,6 +33,7 @@ class ScoredEnv(base_env_wrapper.BaseEnvWrapper):
         self.score = 0.0
         self.outcome: int | None = None
         self._first_score = 0.0
+        self._trade = 0.0
 
     @property
     def game_pid(self) -> int | None:
@@ -36,6 +47,7 @@ class ScoredEnv(base_env_wrapper.BaseEnvWrapper):
     def reset(self, *args, **kwargs):
         timesteps = self._env.reset(*args, **kwargs)
         self._first_score = _blizzard_score(timesteps[0])
+        self._trade = _trade(timesteps[0])
         self.score, self.outcome = 0.0, None
         return timesteps
 
@@ -50,13 +62,26 @@ class ScoredEnv(base_env_wrapper.BaseEnvWrapper):
         outcome = int(timestep.reward) if timestep.last() else 0  # pysc2 pays the outcome
         if timestep.last():
             self.outcome = outcome
-        paid = {
-            "score": change,
-            "outcome": outcome,
-            "both": outcome + self.score_scale * change,
-        }[self.reward]
+        if self.reward == "trade":
+            trade = _trade(timestep)
+            paid = outcome + self.score_scale * (trade - self._trade)
+            self._trade = trade
+        else:
+            paid = {
+                "score": change,
+                "outcome": outcome,
+                "both": outcome + self.score_scale * change,
+            }[self.reward]
         return (timestep._replace(reward=paid), *timesteps[1:])
 
 
 def _blizzard_score(timestep) -> float:
     return float(timestep.observation["score_cumulative"][0])
+
+
+def _trade(timestep) -> float:
+    """The value the player has destroyed less the value it has lost, all categories."""
+    by_category = timestep.observation["score_by_category"]
+    return float(sum(by_category[row].sum() for row in _KILLED)) - float(
+        sum(by_category[row].sum() for row in _LOST)
+    )

@@ -11,6 +11,7 @@ import pytest
 
 from sc2dask.game import pysc2lib
 from sc2dask.game.pysc2lib import random_agent, remote_controller, sc2_env
+from sc2dask.game.scored_env import ScoredEnv
 from sc2dask.game.scripted_agents import TerranMacro
 from tests.pysc2_helpers import make_env, play
 
@@ -42,12 +43,19 @@ def test_the_random_agent_loses_to_the_very_easy_bot():
 
 
 @pytest.mark.slow
-def test_the_scripted_macro_agent_beats_the_very_easy_bot():
+def test_the_scripted_macro_agent_beats_the_very_easy_bot_and_is_paid_its_trades():
+    """The ``trade`` reward over a whole game: the win's +1 and the value it destroyed less
+    the value it lost, paid as the fights happen."""
     with make_env(
         "Simple64", raw=True, players=_against("very_easy"), random_seed=5, score_index=-1
-    ) as env:
-        ((outcome, _, last),) = play(env, TerranMacro(), episodes=1)
-    assert outcome == 1, last.observation.game_loop
+    ) as game:
+        env = ScoredEnv(game, two_players=True, reward="trade", score_scale=0.001)
+        ((paid, _, last),) = play(env, TerranMacro(), episodes=1)
+    assert env.outcome == 1, last.observation.game_loop
+    by_category = last.observation["score_by_category"]
+    destroyed, lost = by_category["killed_minerals"].sum(), by_category["lost_minerals"].sum()
+    assert destroyed > 400 and lost > 0  # the enemy's command center at least, and a fight
+    assert paid == pytest.approx(1 + 0.001 * (destroyed - lost))
 
 
 def test_a_seed_replays_the_same_game():
