@@ -10,8 +10,8 @@ A run lives in ``benchmarks/results/fullgame/<opponent>-<action set>-<reward>/``
 ``checkpoints/`` (not committed). Like ``bench_minigames.py`` it resumes from its last
 checkpoint until the wall time reaches ``--minutes`` in all, and the row names the commit
 of its last segment. The row goes on ``docs/results/fullgame.md`` between the markers. A
-candidate (``--agent entropy-coef=0.01``, ``--train step-mul=32``) must be given its own ``--out`` and ``--page``; its
-row names what it changed.
+candidate (``--agent entropy-coef=0.01``, ``--train step-mul=32``) must be given its own
+``--out`` and ``--page``; its row names what it changed.
 Figures, not a test: run it with nothing else busy, or say what ran beside it.
 """
 
@@ -69,7 +69,7 @@ def main() -> int:
         "--action-set", default=None, help="the agent's action set (default: the map's)"
     )
     parser.add_argument(
-        "--reward", default=None, help="score | outcome | both (default: the map's)"
+        "--reward", default=None, help="score | outcome | both | trade (default: the map's)"
     )
     candidates.add_flags(parser, "agent", "train")
     parser.add_argument("--out", default=str(RESULTS))

@@ -12,7 +12,9 @@ what it lost, read from ``score_by_category``. The Blizzard score grows with a g
 length and with what is built, so a policy paid by it gains by keeping a lost game going;
 a fight's trade is paid within seconds of the choice that started it, and losing an army
 piecemeal is paid for as it happens, where the outcome reaches it only hundreds of steps
-later.
+later. Against a bot the player cannot beat it pays owning little, since what is lost is
+what was built: trained that way against Hard, a policy stopped building
+(docs/results/fullgame.md).
 """
 
 from __future__ import annotations
