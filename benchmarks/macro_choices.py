@@ -16,8 +16,29 @@ import numpy as np
 from absl import flags
 
 from sc2dask.game import EnvConfig
+from sc2dask.game.agents import play_episode
 from sc2dask.game.macros import MACROS, available
 from sc2dask.training import checkpoint
+
+
+class Counted:
+    """A macro-playing agent that counts, per macro, the steps it was open and chosen."""
+
+    def __init__(self, agent):
+        self.agent = agent
+        self.chosen: collections.Counter = collections.Counter()
+        self.open_to: collections.Counter = collections.Counter()
+
+    def reset(self):
+        self.chosen.clear()
+        self.open_to.clear()
+        self.agent.reset()
+
+    def step(self, timestep):
+        self.open_to.update(MACROS[i] for i in np.flatnonzero(available(timestep.observation)))
+        call = self.agent.step(timestep)
+        self.chosen[MACROS[call.index]] += 1
+        return call
 
 
 def main() -> None:
@@ -27,20 +48,18 @@ def main() -> None:
     flags.FLAGS(["macro_choices"])
     env = checkpoint.checkpoint_env(directory) | {"opponent": f"bot:terran:{level}"}
     config = EnvConfig(**env, reward="outcome")
-    agent = checkpoint.CheckpointAgent(directory)
-    agent.rng = np.random.default_rng(0)
+    trained = checkpoint.CheckpointAgent(directory)
+    trained.rng = np.random.default_rng(0)
+    agent = Counted(trained)
     for seed in range(2000, 2000 + games):
-        chosen, open_to = collections.Counter(), collections.Counter()
         with config.make(seed=seed) as game:
-            timestep, steps = game.reset()[0], 0
-            agent.reset()
-            while not timestep.last():
-                open_to.update(MACROS[i] for i in np.flatnonzero(available(timestep.observation)))
-                call = agent.step(timestep)
-                chosen[MACROS[call.index]] += 1
-                timestep, steps = game.step([call])[0], steps + 1
+            play_episode(game, agent)
+        steps = sum(agent.chosen.values())
         print(f"seed {seed} against {level}: outcome {game.outcome}, {steps} steps")
-        print("  chosen/open: " + ", ".join(f"{m} {chosen[m]}/{open_to[m]}" for m in MACROS))
+        print(
+            "  chosen/open: "
+            + ", ".join(f"{m} {agent.chosen[m]}/{agent.open_to[m]}" for m in MACROS)
+        )
 
 
 if __name__ == "__main__":
