@@ -276,12 +276,22 @@ def measure(
             client_cpu_cores=round(used["sc2dmc-client"], 3),
             scheduler_cpu_cores=round(used["sc2dmc-scheduler"], 3),
             node_cpu_cores=round(sum(used[node_name(i)] for i in range(n)) / n, 3),
+            node_cpu_ms_per_step=node_cost(
+                [used[node_name(i)] for i in range(n)], result["agent_steps_per_s"]
+            ),
             client_throttled_s=round(cluster.throttled_seconds("sc2dmc-client"), 1),
             node_rss_mb_max=round(max(memory.peak) / 2**20),
             nodes_rss_gb_total=round(sum(memory.peak) / 2**30, 2),
         )
         rows = [{**row, "nodes": n} for row in json.loads(history.read_text())]
     return result, rows
+
+
+def node_cost(cores: list[float], agent_steps_per_s: float) -> list[float]:
+    """Each node's CPU per agent step (ms): its cores over its share of the steps (every
+    node hosts as many envs)."""
+    share = agent_steps_per_s / len(cores)
+    return [round(1e3 * c / share, 2) if share else float("nan") for c in cores]
 
 
 class RssSampler:
@@ -577,6 +587,7 @@ def format_result(r: dict) -> str:
         f"{r['bytes_to_hosts_per_update']} B out / {r['bytes_from_hosts_per_update']} B in "
         f"per update, client {r['client_cpu_cores']} cores (throttled "
         f"{r['client_throttled_s']} s), nodes {r['node_cpu_cores']} cores each, "
+        f"CPU per agent step on each node {r['node_cpu_ms_per_step']} ms, "
         f"memory at most {r['node_rss_mb_max']} MB a node, {r['nodes_rss_gb_total']} GB in all"
         + reference_verdict(r)
     )

@@ -36,3 +36,8 @@ class CheckpointError(SC2DaskError, OSError):
 
 class EndpointUnreachableError(SC2DaskError, ConnectionError):
     """A running game given by address (``--sc2 HOST:PORT``) does not answer."""
+
+
+class HostError(SC2DaskError, RuntimeError):
+    """An error raised in an env host whose own type cannot cross the network (its pickle
+    does not load again), carried to the client as its type's name and message."""

@@ -244,6 +244,11 @@ class TrainSettings(_Section):
         minimum=1,
     )
     max_steps: int = rule("agent steps to train for, summed over all envs", minimum=1)
+    max_minutes: float | None = rule(
+        "wall-clock minutes to train for, from the run's start; the run then ends as at "
+        "max-steps, with its summary and checkpoint; unset: no limit",
+        above=0,
+    )
     mode: Mode = rule(
         "central: the client computes gradients; sync: hosts do, averaged "
         "per update; async: hosts do, applied as they arrive"
@@ -398,6 +403,11 @@ class EvaluateSettings(_Section):
         metavar="FILE",
     )
     video_layer: str = rule("the feature layer the video draws, on the screen and the minimap")
+    seed: int = rule(
+        "seed of the games and of the agents' random choices (an agent's seed method); "
+        "each episode's own is derived from it",
+        minimum=0,
+    )
 
 
 @_section("worker")

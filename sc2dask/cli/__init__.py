@@ -70,13 +70,15 @@ def train_agent(args: argparse.Namespace) -> int:
             **given(args, args.train_fields),
         )
         bar.training = handle
+        budget = f"{handle.settings.max_steps} agent steps"
+        if handle.settings.max_minutes is not None:
+            budget += f" or {handle.settings.max_minutes:g} minutes, whichever comes first"
         console.say(
             f"Training {split_class_path(handle.agent_settings.agent_class)[1]} "
             f"on {handle.settings.map} "
             f"({handle.settings.mode} updates, "
             f"{handle.settings.envs or 'all'} envs, action set "
-            f"{handle.agent_settings.action_set!r}) for "
-            f"{handle.settings.max_steps} agent steps; Ctrl-C stops after a "
+            f"{handle.agent_settings.action_set!r}) for {budget}; Ctrl-C stops after a "
             f"checkpoint"
         )
         try:
@@ -277,6 +279,7 @@ def evaluate_agent(args: argparse.Namespace) -> int:
             sc2=opts.sc2,
             video=opts.video,
             video_layer=opts.video_layer,
+            seed=opts.seed,
         )
     if args.json:
         console.result(json_line(result.summary()))

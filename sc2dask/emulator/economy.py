@@ -104,6 +104,7 @@ def _pay(world, unit_type: UnitType, owner: Owner, refund: bool = False) -> None
     bank = world.players[owner]
     bank.minerals += sign * unit_type.mineral_cost
     bank.vespene += sign * unit_type.vespene_cost
+    bank.stats.paid(unit_type, refund)
 
 
 def _trains(producer_type: UnitType) -> list[UnitType]:
@@ -404,6 +405,7 @@ def _construct(world, unit: Unit, order: Order) -> bool:
         return False
     structure.health = float(t.health)
     world.structure_version += 1  # a finished town hall takes cargo
+    world.players[structure.owner].stats.made(t)
     if t is gamedata.REFINERY:  # its builder starts on the gas, as in the game
         unit.orders[0] = Order(
             "gather", gamedata.HARVEST_GATHER_SCV.ability_id, target=structure.tag, phase="go"
@@ -457,6 +459,7 @@ def produce(world, structure: Unit) -> None:
     structure.train_loops = None
     x0, y0, _, _ = structure.footprint()
     unit = world.spawn(unit_type, structure.owner, structure.x, y0 - unit_type.radius - 0.05)
+    world.players[structure.owner].stats.made(unit_type)
     rally_target = world.units.get(structure.rally_target) if structure.rally_target else None
     if unit_type in WORKERS and is_harvestable(world, rally_target, structure.owner):
         unit.orders.append(

@@ -167,6 +167,12 @@ class UnitType:
     footprint: tuple[int, int] = (0, 0)  # cells a structure or resource covers; 0 for units
     contents: int = 0  # minerals or gas a resource starts with
     acceleration: float = 0.0  # speed gained per loop from standing; 0: at full speed at once
+    # The score (emulator/score.py): the game data's ScoreMake, ScoreKill and CostCategory
+    # (the source is named above the unit types); types the game does not score keep 0
+    # and "none".
+    score_make: int = 0
+    score_kill: int = 0
+    category: str = "none"
 
     @property
     def can_attack(self) -> bool:
@@ -176,6 +182,13 @@ class UnitType:
     def is_structure(self) -> bool:
         """Structures and resources: placed on the grid, never moving."""
         return self.footprint != (0, 0)
+
+
+# Where score_make, score_kill, category and the Zerg units' vespene costs come from: the
+# game's unit data as mirrored in the public repository Ahli/sc2xml (game version
+# 5.0.14.93333), mods/liberty.sc2mod/base.sc2data/gamedata/unitdata.xml, each CUnit's
+# ScoreMake, ScoreKill, CostCategory and CostResource; no later mod of that mirror
+# (swarm, void, balancemulti) overrides them for these types.
 
 
 def _per_loop(per_second: float) -> float:
@@ -199,6 +212,9 @@ MARINE = UnitType(
     build_loops=400,  # 18 s at faster speed, as the game trains one
     race=common_pb2.Terran,
     hits_air=True,
+    score_make=50,
+    score_kill=50,
+    category="army",
 )
 ZERGLING = UnitType(
     105,
@@ -215,6 +231,9 @@ ZERGLING = UnitType(
     food=0.5,
     mineral_cost=25,
     race=common_pb2.Zerg,
+    score_make=25,
+    score_kill=25,
+    category="army",
 )
 ROACH = UnitType(
     110,
@@ -232,6 +251,10 @@ ROACH = UnitType(
     food=2,
     mineral_cost=75,
     race=common_pb2.Zerg,
+    vespene_cost=25,
+    score_make=100,
+    score_kill=100,
+    category="army",
 )
 BANELING = UnitType(
     9,
@@ -249,6 +272,10 @@ BANELING = UnitType(
     food=0.5,
     mineral_cost=50,
     race=common_pb2.Zerg,
+    vespene_cost=25,
+    score_make=50,  # a morph: the Zergling's 25 was made before
+    score_kill=75,
+    category="army",
 )
 BEACON = UnitType(317, "Beacon_Terran", health=0, radius=1.0, sight=0, army=False, collides=False)
 MINERAL_SHARD = UnitType(
@@ -286,6 +313,9 @@ SCV = UnitType(
     # Workers accelerate at 2.5 per s^2 (most units: 1000, i.e. at once); with it 12 SCVs
     # on 8 fields bring about what the game's do (README.md, "What the emulator plays").
     acceleration=2.5 / LOOPS_PER_SECOND**2,
+    score_make=50,
+    score_kill=50,
+    category="economy",
 )
 COMMAND_CENTER = UnitType(
     18,
@@ -302,6 +332,9 @@ COMMAND_CENTER = UnitType(
     armored=True,
     mechanical=True,
     race=common_pb2.Terran,
+    score_make=400,
+    score_kill=400,
+    category="economy",
 )
 # Lifted off: it flies (over everything), keeps its supply, and is no drop-off point.
 COMMAND_CENTER_FLYING = UnitType(
@@ -318,6 +351,9 @@ COMMAND_CENTER_FLYING = UnitType(
     armored=True,
     mechanical=True,
     race=common_pb2.Terran,
+    mineral_cost=400,  # the same Command Center, worth what it cost
+    score_kill=400,
+    category="economy",
 )
 SUPPLY_DEPOT = UnitType(
     19,
@@ -333,6 +369,9 @@ SUPPLY_DEPOT = UnitType(
     armored=True,
     mechanical=True,
     race=common_pb2.Terran,
+    score_make=100,
+    score_kill=100,
+    category="economy",
 )
 REFINERY = UnitType(
     20,
@@ -348,6 +387,9 @@ REFINERY = UnitType(
     mechanical=True,
     has_vespene=True,
     race=common_pb2.Terran,
+    score_make=75,
+    score_kill=75,
+    category="economy",
 )
 BARRACKS = UnitType(
     21,
@@ -362,6 +404,9 @@ BARRACKS = UnitType(
     armored=True,
     mechanical=True,
     race=common_pb2.Terran,
+    score_make=150,
+    score_kill=150,
+    category="technology",
 )
 # Field contents: the map script's reset path refills fields to 1500 and geysers to 2000.
 MINERAL_FIELD = UnitType(

@@ -15,6 +15,7 @@ from s2clientprotocol import sc2api_pb2 as sc_pb
 from . import economy, render
 from .gamedata import PRODUCES, SPECIFIC, TOWN_HALLS, TRAINS
 from .geometry import screen_geometry
+from .score import CATEGORIES, in_production, melee_score
 from .units import Owner, Unit
 from .world import MAP_SIZE
 
@@ -104,20 +105,70 @@ def _player_common(pc, world, own: list[Unit]) -> None:
 
 
 def _score(score, world, own: list[Unit]) -> None:
-    score.score_type = score_pb2.Score.Curriculum
-    score.score = int(world.agent.score)
+    """score.proto's fields, each as its comment defines it (``emulator/score.py``).
+
+    Nothing here heals, and no Terran or Zerg unit has shields or energy, so
+    ``total_healed`` and the shields and energy of damage stay zero; no weapon hits its
+    own side, so ``friendly_fire_*`` do too.
+    """
+    player = world.agent
+    stats = player.stats
+    score.score_type = world.scenario.score_type
+    if score.score_type == score_pb2.Score.Melee:
+        score.score = int(melee_score(player, own))
+    else:
+        score.score = int(player.score)
     details = score.score_details
     details.CopyFrom(_ZERO_DETAILS)
-    stats = world.agent.stats
-    details.total_value_units = sum(u.type.mineral_cost for u in own if u.type.army)
-    details.killed_value_units = stats.killed_value_units
-    details.collected_minerals = stats.collected_minerals
-    details.collected_vespene = stats.collected_vespene
-    details.food_used.army = math.ceil(sum(u.type.food for u in own if u.type.army))
-    details.killed_minerals.army = stats.killed_value_units
-    details.lost_minerals.army = stats.lost_minerals_army
+    for name in _SCALARS:
+        setattr(details, name, getattr(stats, name))
+    (
+        details.collection_rate_minerals,
+        details.collection_rate_vespene,
+    ) = stats.collection_rate()
+    for name in _BY_CATEGORY:
+        _fill(getattr(details, name), getattr(stats, name))
+    making = in_production(own)
+    _fill(details.food_used, _sum_by_category([u.type for u in own] + making, "food"))
+    # "for each existing unit": what stands now, finished or being built
+    _fill(details.used_minerals, _sum_by_category([u.type for u in own], "mineral_cost"))
+    _fill(details.used_vespene, _sum_by_category([u.type for u in own], "vespene_cost"))
     details.total_damage_dealt.life = stats.damage_dealt
     details.total_damage_taken.life = stats.damage_taken
+
+
+_SCALARS = (
+    "idle_production_time",
+    "idle_worker_time",
+    "total_value_units",
+    "total_value_structures",
+    "killed_value_units",
+    "killed_value_structures",
+    "collected_minerals",
+    "collected_vespene",
+    "spent_minerals",
+    "spent_vespene",
+)
+_BY_CATEGORY = (
+    "killed_minerals",
+    "killed_vespene",
+    "lost_minerals",
+    "lost_vespene",
+    "total_used_minerals",
+    "total_used_vespene",
+)
+
+
+def _sum_by_category(types, field: str) -> dict[str, float]:
+    totals = dict.fromkeys(CATEGORIES, 0.0)
+    for unit_type in types:
+        totals[unit_type.category] += getattr(unit_type, field)
+    return totals
+
+
+def _fill(category_details, totals: dict[str, float]) -> None:
+    for name, amount in totals.items():
+        setattr(category_details, name, amount)
 
 
 def _zero_details() -> score_pb2.ScoreDetails:

@@ -12,7 +12,8 @@ import math
 import numpy as np
 
 from . import economy
-from .gamedata import LOOPS_PER_SECOND, UnitType
+from .gamedata import LOOPS_PER_SECOND, PRODUCES, UnitType
+from .score import ScoreStats
 from .units import Order, Owner, Unit
 
 MAP_SIZE = (64, 64)
@@ -29,18 +30,6 @@ STALL_RADIUS = 2.5
 # must not win DefeatZerglingsAndBanelings fights piecemeal, as they cannot in the game).
 HELP_RADIUS = 8.0
 RANGE_SLACK = 1e-3  # world units: in range means within this of the weapon's reach
-
-
-@dataclasses.dataclass
-class ScoreStats:
-    """The parts of ``score_details`` the mini-games move; the rest stay zero."""
-
-    collected_minerals: float = 0.0
-    collected_vespene: float = 0.0
-    killed_value_units: float = 0.0
-    lost_minerals_army: float = 0.0
-    damage_dealt: float = 0.0
-    damage_taken: float = 0.0
 
 
 @dataclasses.dataclass
@@ -217,6 +206,9 @@ class World:
                 self.scenario.on_death(self, unit)
             self.scenario.on_loop(self)
         self.game_loop += 1
+        if self.game_loop % LOOPS_PER_SECOND == 0:
+            for player in self.players.values():
+                player.stats.second_passed()
         if self._end_at is not None and self.game_loop >= self._end_at:
             self.end(self._end_result)
         elif self.game_loop >= self.scenario.time_limit_loops:
@@ -230,9 +222,13 @@ class World:
         if unit.type.speed == 0 and not unit.type.can_attack:
             if unit.queue:
                 economy.produce(self, unit)
+            elif unit.owner != Owner.NEUTRAL and unit.type in PRODUCES and unit.finished:
+                self.players[unit.owner].stats.idle_production_time += 1
             return
         order = unit.orders[0] if unit.orders else None
         if order is None:
+            if unit.type in economy.WORKERS:
+                self.players[unit.owner].stats.idle_worker_time += 1
             self._idle(unit)
         elif order.kind == "move":
             if self.move_towards(unit, *order.point, stop_at=0.0) or self._stalled(unit, order):
@@ -362,9 +358,9 @@ class World:
             taker.stats.damage_taken += amount
         if not target.alive:
             if dealer is not None:
-                dealer.stats.killed_value_units += target.type.mineral_cost
+                dealer.stats.killed(target.type)
             if taker is not None:
-                taker.stats.lost_minerals_army += target.type.mineral_cost
+                taker.stats.lost(target.type)
         self._call_for_help(target, attacker)
 
     def _call_for_help(self, victim: Unit, attacker: Unit) -> None:
@@ -596,20 +592,20 @@ class World:
             for u in self.own_units()
         )
 
-    def visible_units(self) -> list[Unit]:
-        """Every unit the agent sees: ``is_visible`` for all units at once."""
+    def visible_units(self, owner: Owner = Owner.AGENT) -> list[Unit]:
+        """Every unit ``owner`` sees (its own, and others within its units' sight), at once."""
         units = list(self.units.values())
         if not self.scenario.fog:
             return units
-        own = self.own_units()
+        own = self.own_units(owner)
         if not own:
-            return [u for u in units if u.owner == Owner.AGENT]
+            return [u for u in units if u.owner == owner]
         eyes = np.array([(u.x, u.y, u.type.sight) for u in own])
         seen = np.array([(u.x, u.y, u.type.radius) for u in units])
         reach = eyes[:, None, 2] + seen[None, :, 2]
         close = np.hypot(eyes[:, None, 0] - seen[None, :, 0], eyes[:, None, 1] - seen[None, :, 1])
         visible = (close <= reach).any(axis=0)
-        return [u for u, v in zip(units, visible) if v or u.owner == Owner.AGENT]
+        return [u for u, v in zip(units, visible) if v or u.owner == owner]
 
     # --- orders ------------------------------------------------------------------------
 

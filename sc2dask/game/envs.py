@@ -11,8 +11,8 @@ from ..errors import UnknownMapError
 from .attach import attach_env
 from .install import GameInstall, find_game
 from .macros import MacroEnv
-from .players import check_emulated_races, check_players, map_players, pysc2_players
-from .pysc2lib import features, protocol, remote_controller, sc2_env
+from .players import check_emulated_players, check_players, map_players, pysc2_players
+from .pysc2lib import base_env_wrapper, features, protocol, remote_controller, sc2_env
 from .scored_env import ScoredEnv
 
 
@@ -58,6 +58,8 @@ class EnvConfig:
             # A game for two pays its outcome, so that ScoredEnv knows it.
             **({"score_index": -1} if two_players else {}),
         )
+        if seed is not None:
+            env = NewSeedEachGame(env, seed)
         if self.macro_actions:
             env = MacroEnv(env)
         return ScoredEnv(env, two_players, self.reward, self.score_scale)
@@ -68,7 +70,24 @@ class EnvConfig:
         check_players(self.map_name, self.race, self.opponent, self.reward)
         game = check_map(self.map_name, attached)
         if game is not None and game.kind == "emulator":
-            check_emulated_races(self.map_name, self.race, self.opponent)
+            check_emulated_players(self.map_name, self.race, self.opponent)
+
+
+class NewSeedEachGame(base_env_wrapper.BaseEnvWrapper):
+    """Each game of an env its own seed, derived from the env's: pysc2 creates every game
+    of a map for two with the seed the env was made with, and one seed plays one game, on
+    the real game and on the emulator alike, so an env's games would all be the same."""
+
+    def __init__(self, env, seed: int):
+        super().__init__(env)
+        self._seed, self._games = seed, 0
+
+    def reset(self, *args, **kwargs):
+        if self._games:
+            # SC2Env reads it as it creates the next game (_create_join); it has no setter
+            self._env._random_seed = game_seed(self._seed, self._games)  # noqa: SLF001
+        self._games += 1
+        return self._env.reset(*args, **kwargs)
 
 
 def game_seed(*parts: int) -> int:

@@ -7,7 +7,7 @@ refuses a map and players that do not fit before any game starts.
 
 from __future__ import annotations
 
-from ..emulator.maps import EMULATED_RACES, SCENARIOS
+from ..emulator.maps import EMULATED_LEVELS, EMULATED_RACES, SCENARIOS
 from ..errors import ConfigError, UnknownMapError
 from .pysc2lib import maps, sc2_env
 
@@ -51,9 +51,10 @@ def check_players(map_name: str, race: str, opponent: str | None, reward: str) -
         )
 
 
-def check_emulated_races(map_name: str, race: str, opponent: str | None) -> None:
+def check_emulated_players(map_name: str, race: str, opponent: str | None) -> None:
     """ConfigError for a race the emulator has no rules for, on a map where the players'
-    races matter (a mini-game brings its own units, as in the real game)."""
+    races matter (a mini-game brings its own units, as in the real game), or for a bot
+    level it does not play."""
     if map_name in SCENARIOS:
         return
     asked = [race] + ([opponent.split(":")[1]] if opponent else [])
@@ -63,4 +64,11 @@ def check_emulated_races(map_name: str, race: str, opponent: str | None) -> None
             f"The sc2dask emulator plays {', '.join(EMULATED_RACES)} only, not "
             f"{', '.join(others)}: choose --race terran and a terran opponent, or set SC2PATH "
             f"to a StarCraft II install."
+        )
+    level = opponent.split(":")[2] if opponent else None
+    if level is not None and level not in EMULATED_LEVELS:
+        raise ConfigError(
+            f"The sc2dask emulator has no {level} bot; its bots play "
+            f"{', '.join(EMULATED_LEVELS)}: choose one of them, or set SC2PATH to a StarCraft "
+            f"II install for the game's own AI."
         )

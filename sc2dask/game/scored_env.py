@@ -7,14 +7,18 @@ pysc2's reward, and this wrapper reads the score from the observation
 (``score_cumulative[0]``, which is also what the mini-games pay) and pays what the run's
 ``reward`` setting asks. On a one-player mini-game it passes pysc2's reward through.
 
+On a melee map the Blizzard score is the game's Melee score, on the real game and on
+the emulator alike: the player's bank plus the value of its units and structures,
+standing or being built. Mining raises it, losses lower it, and building or training
+leaves it as it was, since what is paid comes back as value; it grows with a game's
+length, so a policy paid by it alone gains by keeping a lost game going.
+
 ``trade`` pays for fights: the value (minerals and gas) of what the player destroyed less
-what it lost, read from ``score_by_category``. The Blizzard score grows with a game's
-length and with what is built, so a policy paid by it gains by keeping a lost game going;
-a fight's trade is paid within seconds of the choice that started it, and losing an army
-piecemeal is paid for as it happens, where the outcome reaches it only hundreds of steps
-later. Against a bot the player cannot beat it pays owning little, since what is lost is
-what was built: trained that way against Hard, a policy stopped building
-(docs/results/fullgame.md).
+what it lost, read from ``score_by_category``. A fight's trade is paid within seconds of
+the choice that started it, and losing an army piecemeal is paid for as it happens, where
+the outcome reaches it only hundreds of steps later. Against a bot the player cannot beat
+it pays owning little, since what is lost is what was built: trained that way against
+Hard, a policy stopped building (docs/results/fullgame.md).
 """
 
 from __future__ import annotations

@@ -360,7 +360,11 @@ class RandomMacro(base_agent.BaseAgent):
 
     def __init__(self, seed: int | str = 0):  # a str from ``Class:argument``
         super().__init__()
-        self.rng = np.random.default_rng(int(seed))
+        self.seed(int(seed))
+
+    def seed(self, seed: int) -> None:
+        """Its choices from ``seed`` (an env host gives each episode its own)."""
+        self.rng = np.random.default_rng(seed)
 
     def reset(self):
         super().reset()

@@ -12,8 +12,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
+import functools
+import inspect
 import logging
 import os
+import pickle
+import socket
 import threading
 import uuid
 
@@ -30,7 +34,7 @@ from ..core import (
     Work,
     WorkOrder,
 )
-from ..errors import ConfigError, SC2DaskError
+from ..errors import ConfigError, HostError, SC2DaskError
 from ..game import GAME_FAILURES, EnvConfig, game_seed, load_agent_class
 from ..game.recording import EpisodeRecorder, Recording, check_layer
 from ..monitoring.telemetry import HostReporter
@@ -57,6 +61,57 @@ def _checked_agent(agent_class, agent_path: str):
             ) from None
 
     return make
+
+
+def portable(exc: Exception) -> Exception:
+    """``exc`` if its pickle loads again, else a HostError naming it.
+
+    Dask sends an actor call's exception to the client pickled. One whose pickle does not
+    load (pysc2's RequestError takes an argument that its pickle leaves out) fails on the
+    client, and the call's future never ends: a run waits for ever on it.
+    """
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:
+        return HostError(
+            f"{type(exc).__module__}.{type(exc).__name__} on {socket.gethostname()} "
+            f"(pid {os.getpid()}): {exc}"
+        )
+
+
+def _errors_cross_the_network(method):
+    """Raise from ``method`` only exceptions the client can read (``portable``)."""
+    if inspect.iscoroutinefunction(method):
+
+        @functools.wraps(method)
+        async def calling(*args, **kwargs):
+            try:
+                return await method(*args, **kwargs)
+            except Exception as exc:
+                carried = _carried(exc)
+            raise carried  # outside the handler: no unpicklable __context__ rides along
+
+        return calling
+
+    @functools.wraps(method)
+    def called(*args, **kwargs):
+        try:
+            return method(*args, **kwargs)
+        except Exception as exc:
+            carried = _carried(exc)
+        raise carried
+
+    return called
+
+
+def _carried(exc: Exception) -> Exception:
+    """What to raise for ``exc``: itself, or a HostError naming it, its traceback logged
+    here (the client gets the message only)."""
+    carried = portable(exc)
+    if carried is not exc:
+        log.error("%s", carried, exc_info=exc)
+    return carried
 
 
 class StaleWeights(ValueError):
@@ -102,6 +157,7 @@ class EnvHost:
 
     # --- evaluation of any pysc2 agent ---------------------------------------------------
 
+    @_errors_cross_the_network
     async def evaluate(self, agent_path: str, episodes: int) -> list[EpisodeResult]:
         """Play ``episodes`` whole episodes with a fresh ``agent_path`` agent per env."""
         agent_class = _checked_agent(load_agent_class(agent_path), agent_path)
@@ -115,6 +171,7 @@ class EnvHost:
         )
         return [episode for episodes in results for episode in episodes]
 
+    @_errors_cross_the_network
     async def record(self, agent_path: str, layer: str) -> Recording:
         """One episode of an ``agent_path`` agent on the first env, drawn frame by frame
         (``game.recording``): ``layer`` of the screen and the minimap, and the score."""
@@ -138,6 +195,8 @@ class EnvHost:
             try:
                 env = slot.ensure()
                 agent = agent_class()
+                if callable(getattr(agent, "seed", None)):  # its own choices, each episode
+                    agent.seed(game_seed(slot.seed, slot.episodes))
                 agent.setup(env.observation_spec()[0], env.action_spec()[0])
                 scores.append(slot.play_episode(agent, watch and watch()))
             except GAME_FAILURES as exc:  # the episode is lost; replay it on a new game
@@ -146,6 +205,7 @@ class EnvHost:
 
     # --- rollouts with the learner's policy ----------------------------------------------
 
+    @_errors_cross_the_network
     async def work(self, order: WorkOrder, version: int, weights) -> RolloutResult | GradientResult:
         """n steps of every env with the policy at ``version``, then ``order.work``: the
         trajectories themselves, or the gradients of them computed here.
@@ -198,6 +258,7 @@ class EnvHost:
         packed = self._compressor.pack(grads)
         return GradientResult(packed, {**metrics, **counts}, scores, outcomes=outcomes)
 
+    @_errors_cross_the_network
     async def prepare(self, agent: AgentSpec, gradients: bool = False) -> dict:
         """Start every game, then build the policy in the background; returns
         ``observation_spec()`` once the games run.
@@ -267,11 +328,13 @@ class EnvHost:
 
     # --- bookkeeping -----------------------------------------------------------------------
 
+    @_errors_cross_the_network
     def observation_spec(self) -> dict:
         """pysc2's observation spec of these envs, as plain tuples (it builds the learner)."""
         spec = self._slots[0].ensure().observation_spec()[0]
         return {k: tuple(v) for k, v in spec.items()}
 
+    @_errors_cross_the_network
     def stats(self) -> dict:
         """Per-env counters for the client's supervisor and the dashboard."""
         return {
@@ -288,6 +351,7 @@ class EnvHost:
             ],
         }
 
+    @_errors_cross_the_network
     def crash_game(self, index: int = 0) -> int | None:
         """Kill env ``index``'s game process (fault injection for tests and drills)."""
         pid = self._slots[index].pid()
@@ -295,6 +359,7 @@ class EnvHost:
             os.kill(pid, 9)
         return pid
 
+    @_errors_cross_the_network
     def close(self) -> None:
         """Stop every game for good, also under work still in flight (a slow host being
         replaced): that work ends with SlotClosed rather than starting new games."""

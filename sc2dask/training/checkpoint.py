@@ -291,6 +291,10 @@ class CheckpointAgent:
         self.rng = np.random.default_rng()
         self.state = self.policy.initial_state(1)  # a recurrent policy's memory
 
+    def seed(self, seed: int) -> None:
+        """Its sampling from ``seed`` (an env host gives each episode its own)."""
+        self.rng = np.random.default_rng(seed)
+
     def setup(self, obs_spec, action_spec):
         pass
 

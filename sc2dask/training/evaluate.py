@@ -56,6 +56,7 @@ def evaluate(
     sc2=None,
     video: str | None = None,
     video_layer: str | None = None,
+    seed: int | None = None,
 ) -> EvaluationResult:
     """Play ``episodes`` episodes of ``agent`` (a dotted path to a pysc2 ``BaseAgent``).
 
@@ -63,9 +64,10 @@ def evaluate(
     envs' map, sizes and step_mul at once (``map_name`` is the old name of ``map``). Runs
     on ``client``'s cluster, on the scheduler at ``scheduler``, or on a local cluster;
     ``sc2`` (HOST:PORT each) plays on games already running instead of launching them.
-    ``video`` (.gif or .mp4) records one more episode, drawn by ``video_layer``.
+    ``video`` (.gif or .mp4) records one more episode, drawn by ``video_layer``. ``seed``
+    seeds the games and the agents' random choices; every episode gets its own.
     """
-    given = {"map": map or map_name, "episodes": episodes, "envs": envs, "sc2": sc2}
+    given = {"map": map or map_name, "episodes": episodes, "envs": envs, "sc2": sc2, "seed": seed}
     opts = load(EvaluateSettings, {**given, "video": video, "video_layer": video_layer}).values
     load_agent_class(agent)  # fail here, with a clear message, not on a worker
     if opts.video:
@@ -93,10 +95,11 @@ def evaluate(
                 sc2=opts.sc2,
                 video=opts.video,
                 video_layer=opts.video_layer,
+                seed=opts.seed,
             )
     for code in checkpoint.agent_code(agent):  # workers elsewhere may lack it
         upload_agent_code(client, code)
-    with EnvPool(client, config, n_envs=opts.envs, sc2=opts.sc2) as pool:
+    with EnvPool(client, config, n_envs=opts.envs, seed=opts.seed, sc2=opts.sc2) as pool:
         played = pool.evaluate(agent, opts.episodes)
         recording = pool.record(agent, opts.video_layer) if opts.video else None
     if recording is not None:

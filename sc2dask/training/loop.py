@@ -259,7 +259,12 @@ class _Run:
         ).run()
 
     def _done(self) -> bool:
-        return self.stopping.is_set() or self.progress.agent_steps >= self.settings.max_steps
+        opts = self.settings
+        out_of_time = (
+            opts.max_minutes is not None
+            and time.monotonic() - self.started >= 60 * opts.max_minutes
+        )
+        return self.stopping.is_set() or out_of_time or self.progress.agent_steps >= opts.max_steps
 
     # --- learner, checkpoints ------------------------------------------------------------
 

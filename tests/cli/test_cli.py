@@ -40,10 +40,26 @@ def _run(args, tmp_path, timeout=300, **extra):
 
 
 @pytest.mark.cluster
-def test_the_mode_from_the_environment_is_the_mode_trained(tmp_path):
-    """The old bug: `sc2dask train` passed --mode central whatever the config said."""
+def test_the_mode_from_the_environment_is_trained_until_max_minutes_then_checkpointed(tmp_path):
+    """The old bug: `sc2dask train` passed --mode central whatever the config said. And a
+    wall-clock budget ends a run as --max-steps does: its summary, and its last update in
+    the checkpoint."""
+    checkpoints = tmp_path / "run"
     done = _run(
-        ["train", "--map", "MoveToBeacon", "--envs", "2", "--max-steps", "300", "--json"],
+        [
+            "train",
+            "--map",
+            "MoveToBeacon",
+            "--envs",
+            "2",
+            "--max-steps",
+            "1000000000",
+            "--max-minutes",
+            "0.5",
+            "--checkpoint-dir",
+            str(checkpoints),
+            "--json",
+        ],
         tmp_path,
         DASK_SC2DASK__TRAIN__MODE="sync",
     )
@@ -51,7 +67,12 @@ def test_the_mode_from_the_environment_is_the_mode_trained(tmp_path):
     lines = done.stdout.strip().splitlines()
     assert len(lines) == 1, done.stdout  # --json: one JSON object and nothing else
     summary = json.loads(lines[0])
-    assert summary["mode"] == "sync" and summary["agent_steps"] >= 300
+    assert summary["mode"] == "sync" and 0 < summary["agent_steps"] < 1_000_000_000
+    assert 30 <= summary["wall_s"] < 30 + 60  # the budget, then one update's worth
+    state = json.loads(
+        (checkpoints / (checkpoints / "LATEST").read_text().strip() / "state.json").read_text()
+    )
+    assert state["updates"] == summary["updates"]
     assert "Traceback" not in done.stderr
 
 
@@ -149,6 +170,13 @@ def test_ctrl_c_or_sigterm_finishes_the_update_checkpoints_and_exits_0(tmp_path,
             "The sc2dask emulator plays terran only, not zerg",
         ),
         (["train", "--reward", "outcome"], {}, "no opponent to win or lose against"),
+        (
+            ["evaluate", "--agent", RANDOM, "--map", "Simple64", "--opponent"]
+            + ["bot:terran:cheat_insane"],
+            {},
+            "The sc2dask emulator has no cheat_insane bot",
+        ),
+        (["train", "--max-minutes", "0"], {}, "sc2dask.train.max-minutes must be > 0"),
         (
             ["evaluate", "--agent", RANDOM, "--opponent", "bot:terran:easy", "--episodes", "1"],
             {},

@@ -9,7 +9,7 @@ import pytest
 from sc2dask import settings
 from sc2dask.errors import ConfigError, UnknownMapError
 from sc2dask.game import EnvConfig
-from sc2dask.game.players import check_emulated_races, check_players, pysc2_players
+from sc2dask.game.players import check_emulated_players, check_players, pysc2_players
 from sc2dask.game.pysc2lib import sc2_env
 from sc2dask.training.recorder import Progress, Recorder
 
@@ -67,13 +67,15 @@ def test_a_map_pysc2_does_not_know_is_refused():
         check_players("Simple65", "terran", "bot:terran:easy", "outcome")
 
 
-def test_the_emulator_refuses_races_it_has_no_rules_for_on_a_melee_map():
+def test_the_emulator_refuses_races_and_bot_levels_it_does_not_play_on_a_melee_map():
     with pytest.raises(ConfigError, match="plays terran only, not zerg"):
-        check_emulated_races("Simple64", "zerg", "bot:terran:easy")
+        check_emulated_players("Simple64", "zerg", "bot:terran:easy")
     with pytest.raises(ConfigError, match="not protoss"):
-        check_emulated_races("Simple64", "terran", "bot:protoss:easy")
-    check_emulated_races("Simple64", "terran", "bot:terran:medium")
-    check_emulated_races("MoveToBeacon", "zerg", None)  # a mini-game brings its own units
+        check_emulated_players("Simple64", "terran", "bot:protoss:easy")
+    check_emulated_players("Simple64", "terran", "bot:terran:medium")
+    check_emulated_players("MoveToBeacon", "zerg", None)  # a mini-game brings its own units
+    with pytest.raises(ConfigError, match="no cheat_insane bot; its bots play very_easy, easy"):
+        check_emulated_players("Simple64", "terran", "bot:terran:cheat_insane")
 
 
 def test_the_emulator_plays_simple64_and_names_the_maps_it_cannot(sc2path):

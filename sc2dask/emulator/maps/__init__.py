@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 
+from s2clientprotocol import sc2api_pb2 as sc_pb
+
+from ..bots import LEVELS
 from .base import Scenario
 from .build_marines import BuildMarines
 from .collect_mineral_shards import CollectMineralShards
@@ -31,6 +35,11 @@ MELEE_MAPS: dict[str, type[Scenario]] = {Simple64.name: Simple64}
 EMULATED_MAPS: dict[str, type[Scenario]] = {**SCENARIOS, **MELEE_MAPS}
 # The races whose units and structures the emulator has rules for.
 EMULATED_RACES = ("terran",)
+# The built-in AI's levels the emulated bots play, named as pysc2's Difficulty names them
+# (VeryEasy -> very_easy).
+EMULATED_LEVELS = tuple(
+    re.sub(r"(?<!^)(?=[A-Z])", "_", sc_pb.Difficulty.Name(level)).lower() for level in LEVELS
+)
 
 
 class UnsupportedMapError(ValueError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from s2clientprotocol import sc2api_pb2 as sc_pb
+from s2clientprotocol import score_pb2
 
 from ..gamedata import LOOPS_PER_SECOND, MARINE, Ability, UnitType
 from ..static_data import unit_abilities
@@ -21,6 +22,7 @@ class Scenario:
     fog = False
     ends_when_marines_dead = False
     timeout_result = sc_pb.Tie  # the scripts never call game-over; pysc2 maps Tie to 0
+    score_type = score_pb2.Score.Curriculum  # the map's triggers set the score
 
     def configure(self, computers) -> None:
         """Take the Computer players' setups of ``RequestCreateGame`` (a map for two)."""

@@ -11,6 +11,7 @@ end the game as a tie.
 from __future__ import annotations
 
 from s2clientprotocol import sc2api_pb2 as sc_pb
+from s2clientprotocol import score_pb2
 
 from .. import gamedata as gd
 from ..bots import Bot
@@ -43,6 +44,7 @@ class Simple64(Scenario):
     camera_locked = False
     fog = True
     timeout_result = sc_pb.Tie
+    score_type = score_pb2.Score.Melee
 
     def __init__(self):
         self.bot: Bot | None = None
@@ -87,10 +89,6 @@ class Simple64(Scenario):
     def on_loop(self, world) -> None:
         if self.bot is not None:
             self.bot.step(world)
-        me = world.players[Owner.AGENT]
-        me.score = (
-            me.stats.collected_minerals + me.stats.collected_vespene + me.stats.killed_value_units
-        )
         if not _has_buildings(world, Owner.AGENT):
             world.end(sc_pb.Defeat)
         elif not _has_buildings(world, Owner.HOSTILE):
