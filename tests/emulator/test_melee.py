@@ -75,7 +75,10 @@ def test_a_seed_replays_the_same_game():
     "players, message",
     [
         (_against("easy", race=sc2_env.Race.zerg), "bots play Terran only, not Zerg"),
-        (_against("harder"), "has no Harder bot; it has VeryEasy, Easy, Medium, Hard"),
+        (
+            _against("harder"),
+            "has no Harder bot; it has VeryEasy, Easy, Medium, MediumHard, Hard",
+        ),
         (_against("easy", agent_race=sc2_env.Race.protoss), "plays Terran only on Simple64"),
     ],
 )

@@ -28,6 +28,6 @@ def _fingerprints(seed: int, episodes: int) -> list[str]:
 @pytest.mark.slow
 @pytest.mark.usefixtures("sc2path")
 def test_an_envs_episodes_are_distinct_games_and_a_seed_plays_them_again():
-    games = _fingerprints(seed=7, episodes=3)
-    assert len(games) == 3 and len(set(games)) == 3
+    games = _fingerprints(seed=7, episodes=2)
+    assert len(games) == 2 and games[0] != games[1]
     assert _fingerprints(seed=7, episodes=1) == games[:1]

@@ -14,9 +14,10 @@ from s2clientprotocol import sc2api_pb2 as sc_pb
 from s2clientprotocol import score_pb2
 
 from .. import gamedata as gd
-from ..bots import Bot
+from ..bots import THINK_EVERY, Bot
 from ..economy import LANDS, snap
 from ..units import Order, Owner
+from ..world import World
 from .base import Scenario
 
 MAP_SIDE = 64.0
@@ -98,3 +99,16 @@ class Simple64(Scenario):
 def _has_buildings(world, owner: Owner) -> bool:
     """Whether ``owner`` has a structure left (a lifted-off one counts, as in the game)."""
     return any(u.type.is_structure or u.type in LANDS for u in world.own_units(owner))
+
+
+def bots_game(level_1: int, level_2: int, seed: int) -> int:
+    """A whole game of two built-in bots, ``level_1`` as player 1 (sc2api difficulties),
+    on the world directly: player 1's result, +1, 0 or -1."""
+    scenario = Simple64()
+    scenario.difficulty = level_2
+    world = World(scenario, seed)
+    first = Bot(level_1, Owner.AGENT, scenario.start_location(Owner.HOSTILE), rng=world.rng)
+    while not world.ended:
+        first.step(world)  # it thinks once every THINK_EVERY loops, from loop 0
+        world.step(THINK_EVERY)
+    return {sc_pb.Victory: 1, sc_pb.Defeat: -1}.get(world.result, 0)

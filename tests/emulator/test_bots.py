@@ -1,0 +1,52 @@
+"""The emulated built-in bots: a ladder from VeryEasy to Hard, each level beating the one
+below, and bots that see only what their units see, as the real AI below CheatVision."""
+
+import pytest
+from s2clientprotocol import sc2api_pb2 as sc_pb
+
+from sc2dask.emulator import gamedata as gd
+from sc2dask.emulator.bots import LEVELS, Bot
+from sc2dask.emulator.maps.simple64 import Simple64, bots_game
+from sc2dask.emulator.units import Owner
+from sc2dask.emulator.world import World
+
+LADDER = list(LEVELS)
+
+
+def test_the_ladder_is_the_real_games_levels_in_order_from_very_easy():
+    assert LADDER == [sc_pb.VeryEasy, sc_pb.Easy, sc_pb.Medium, sc_pb.MediumHard, sc_pb.Hard]
+
+
+def test_a_bot_knows_only_the_enemy_structures_its_units_have_seen():
+    world = World(Simple64(), seed=1)
+    bot = world.scenario.bot
+    far = world.spawn(gd.SUPPLY_DEPOT, Owner.AGENT, 32.0, 32.0)  # between the bases
+    world.step(16)
+    assert far.tag not in bot.known  # nothing of the bot's sees the map's centre
+    assert bot._target() == Simple64().start_location(Owner.AGENT)  # so: the enemy's start
+    world.spawn(gd.MARINE, Owner.HOSTILE, 34.0, 32.0)  # a marine of the bot's beside it
+    world.step(16)
+    assert bot.known[far.tag] == (far.x, far.y)
+    world.remove(far)
+    world.step(16)
+    assert far.tag not in bot.known  # seen gone
+
+
+def test_a_bot_searches_the_map_once_the_places_it_knew_are_empty():
+    bot = Bot(sc_pb.Easy, Owner.HOSTILE, (16.5, 47.5))
+    bot.searched.append((16.5, 47.5))  # the enemy's start seen empty
+    assert bot._target() not in bot.searched
+
+
+@pytest.mark.slow
+def test_each_level_beats_the_one_below_over_ten_seeds():
+    """Ten seeds, each a pair of neighbouring levels, the seats taking turns."""
+    pairs = list(zip(LADDER, LADDER[1:]))
+    won = []
+    for seed in range(10):
+        lower, higher = pairs[seed % len(pairs)]
+        if seed % 2:
+            won.append(bots_game(higher, lower, seed) > 0)
+        else:
+            won.append(bots_game(lower, higher, seed) < 0)
+    assert sum(won) >= 8, won  # at least 80 %
