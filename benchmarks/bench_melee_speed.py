@@ -28,6 +28,11 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=1500)
     parser.add_argument("--difficulty", default="very_easy")
     parser.add_argument("--macro", action="store_true", help="TerranMacro instead of random")
+    parser.add_argument(
+        "--raw-only",
+        action="store_true",
+        help="with --macro: raw units and actions, no feature layers (the game renders none)",
+    )
     args = parser.parse_args()
     flags.FLAGS(["bench"])
     print(find_game().summary)
@@ -35,8 +40,10 @@ def main() -> None:
         sc2_env.Agent(sc2_env.Race.terran),
         sc2_env.Bot(sc2_env.Race.terran, sc2_env.Difficulty[args.difficulty]),
     ]
+    if args.raw_only and not args.macro:
+        parser.error("--raw-only needs --macro: pysc2's RandomAgent plays feature-layer actions")
     aif = features.AgentInterfaceFormat(
-        feature_dimensions=features.Dimensions(screen=64, minimap=64),
+        feature_dimensions=None if args.raw_only else features.Dimensions(screen=64, minimap=64),
         use_raw_units=True,
         use_raw_actions=args.macro,
     )
