@@ -235,10 +235,6 @@ class Learner(Protocol):
 
     policy: Policy
 
-    def prepare(self, gradients: bool) -> None:
-        """Build ahead what the first calls would (graphs, buffers), so that a run's first
-        update does not wait for it; ``gradients``: this process will compute them."""
-
     def compute_gradients(self, trajectories: Sequence[Trajectory]) -> tuple[Weights, Metrics]:
         """The gradients of the loss (to descend) and the learner's metrics."""
 
@@ -255,6 +251,23 @@ class Learner(Protocol):
     def get_optimizer_state(self) -> Weights: ...
 
     def set_optimizer_state(self, state: Weights) -> None: ...
+
+
+class PreparesAhead(Protocol):
+    """Optional for a learner: ``prepare`` builds ahead what its first calls would (graphs,
+    buffers), so that a run's first update does not wait for it. A learner without it
+    builds on first use."""
+
+    def prepare(self, gradients: bool, apply: bool) -> None:
+        """``gradients``: this process will compute gradients; ``apply``: it will apply
+        them (the client's learner does; a host's does not)."""
+
+
+def prepare_ahead(learner: Learner, gradients: bool, apply: bool) -> None:
+    """The learner's ``prepare`` (``PreparesAhead``), where it has one."""
+    prepare = getattr(learner, "prepare", None)
+    if callable(prepare):
+        prepare(gradients=gradients, apply=apply)
 
 
 class Agent(Protocol):

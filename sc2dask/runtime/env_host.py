@@ -33,6 +33,7 @@ from ..core import (
     RolloutResult,
     Work,
     WorkOrder,
+    prepare_ahead,
 )
 from ..errors import ConfigError, HostError, SC2DaskError
 from ..game import GAME_FAILURES, EnvConfig, game_seed, load_agent_class
@@ -291,7 +292,7 @@ class EnvHost:
         """``_build_learner`` (and the gradients' graph) ahead of the first rollout. A
         failure is left to the rollout's own call, which raises it to the client."""
         try:
-            self._build_learner(agent).prepare(gradients=gradients, apply=False)
+            prepare_ahead(self._build_learner(agent), gradients=gradients, apply=False)
         except Exception:  # see the docstring
             log.debug("building the policy ahead of the first rollout failed", exc_info=True)
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..agents.loading import build_agent
 from ..compression import DeltaSender
-from ..core import Agent
+from ..core import Agent, prepare_ahead
 from ..errors import ConfigError
 from ..monitoring.telemetry import TrainingPublisher
 from . import checkpoint
@@ -277,7 +277,7 @@ class _Run:
         _, spec = next(prepared)  # the first host's games run
         assert self._client_agent is not None  # made as the run started (loop)
         learner = self._client_agent.make_learner(spec)
-        learner.prepare(gradients=central, apply=True)
+        prepare_ahead(learner, gradients=central, apply=True)
         for _ in prepared:
             pass
         return learner

@@ -9,7 +9,7 @@ import pytest
 
 from examples.custom_agent import Agent as CustomAgent
 from sc2dask.agents.loading import agent_spec, build_agent, load_agent_class
-from sc2dask.core import Trajectory
+from sc2dask.core import Trajectory, prepare_ahead
 from sc2dask.errors import ConfigError
 from sc2dask.settings import AgentSettings, load
 
@@ -102,3 +102,21 @@ def test_the_custom_agent_acts_and_learns_toward_the_rewarded_point():
     learner.apply_gradients(grads)
     moved = learner.get_weights()[1] - before[1]  # screen head: a weight per one-hot channel
     assert moved[3] > 0 and moved[3] == moved.max()
+
+
+def test_prepare_is_optional_and_called_as_the_protocol_says():
+    """A learner written to ``core.Learner`` alone has no ``prepare``; one that has it is
+    called with the arguments ``PreparesAhead`` names (a run called it with an argument
+    the protocol did not name)."""
+    calls = []
+
+    class Plain:
+        pass
+
+    class Eager:
+        def prepare(self, gradients: bool, apply: bool) -> None:
+            calls.append((gradients, apply))
+
+    prepare_ahead(Plain(), gradients=True, apply=False)  # type: ignore[arg-type]
+    prepare_ahead(Eager(), gradients=True, apply=False)  # type: ignore[arg-type]
+    assert calls == [(True, False)]
