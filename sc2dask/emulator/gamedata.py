@@ -463,6 +463,8 @@ BUILDS = {
 }
 TRAINS = {TRAIN_SCV.ability_id: SCV, TRAIN_MARINE.ability_id: MARINE}
 PRODUCES = {COMMAND_CENTER: (TRAIN_SCV,), BARRACKS: (TRAIN_MARINE,)}
+# The same by type id, for the loop's hot path: a look-up by UnitType hashes every field.
+PRODUCER_IDS = frozenset(t.type_id for t in PRODUCES)
 # Tech: a type can only be made once one of these is finished.
 REQUIRES = {BARRACKS: SUPPLY_DEPOT}
 

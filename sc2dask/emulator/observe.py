@@ -128,11 +128,10 @@ def _score(score, world, own: list[Unit]) -> None:
     ) = stats.collection_rate()
     for name in _BY_CATEGORY:
         _fill(getattr(details, name), getattr(stats, name))
-    making = in_production(own)
-    _fill(details.food_used, _sum_by_category([u.type for u in own] + making, "food"))
-    # "for each existing unit": what stands now, finished or being built
-    _fill(details.used_minerals, _sum_by_category([u.type for u in own], "mineral_cost"))
-    _fill(details.used_vespene, _sum_by_category([u.type for u in own], "vespene_cost"))
+    standing = [u.type for u in own]  # "for each existing unit": finished or being built
+    _fill(details.food_used, _sum_by_category(standing + in_production(own), "food"))
+    _fill(details.used_minerals, _sum_by_category(standing, "mineral_cost"))
+    _fill(details.used_vespene, _sum_by_category(standing, "vespene_cost"))
     details.total_damage_dealt.life = stats.damage_dealt
     details.total_damage_taken.life = stats.damage_taken
 

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from . import economy
-from .gamedata import LOOPS_PER_SECOND, PRODUCES, SCV, UnitType
+from .gamedata import LOOPS_PER_SECOND, PRODUCER_IDS, SCV, UnitType
 from .score import ScoreStats
 from .units import Order, Owner, Unit
 
@@ -30,11 +30,6 @@ STALL_RADIUS = 2.5
 # must not win DefeatZerglingsAndBanelings fights piecemeal, as they cannot in the game).
 HELP_RADIUS = 8.0
 RANGE_SLACK = 1e-3  # world units: in range means within this of the weapon's reach
-
-
-# Structures that train units, by type id: a dict of UnitTypes would hash every field of
-# a frozen dataclass for each look-up, once a loop per structure.
-PRODUCERS = frozenset(t.type_id for t in PRODUCES)
 
 
 @dataclasses.dataclass
@@ -227,7 +222,7 @@ class World:
         if unit.type.speed == 0 and not unit.type.can_attack:
             if unit.queue:
                 economy.produce(self, unit)
-            elif unit.owner != Owner.NEUTRAL and unit.finished and unit.type.type_id in PRODUCERS:
+            elif unit.type.type_id in PRODUCER_IDS and unit.finished:
                 self.players[unit.owner].stats.idle_production_time += 1
             return
         order = unit.orders[0] if unit.orders else None
