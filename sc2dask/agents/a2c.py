@@ -111,9 +111,9 @@ class Policy:
         self.encoder = ObservationEncoder(self.obs_spec, config)
         self.action_set = self.encoder.action_set
         self.model = build_model(self.encoder.spec(), self.action_set, config)
-        self.input_keys = tuple(
-            k for k in ("screen", "minimap", "player") if k in self.encoder.spec()
-        )
+        # What the network reads of the encoded observation (a macro policy's MLP reads
+        # no layers; FullyConv reads no "macro" numbers), named by its inputs.
+        self.input_keys = tuple(t.name for t in self.model.inputs)
         signature = {
             k: tf.TensorSpec((None, *s.shape), s.dtype.name)
             for k, s in self.encoder.spec().items()

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..errors import ConfigError
-from ..game import macros
+from ..game import macro_state, macros
 from ..game.pysc2lib import actions, features
 
 # Reduced function sets, by pysc2 function name. A small set leaves the policy fewer
@@ -153,26 +153,30 @@ class ObservationEncoder:
     Keys: "screen" [C,H,W] and "minimap" [C,h,w] (raw layer values as small ints: the
     model one-hots or embeds categories and scales scalars; no "minimap" when the config
     names no minimap layers), "player" float32 [11] (log1p of the counts), "available"
-    bool [n_functions] (which functions of the action set the game allows now).
+    bool [n_functions] (which functions of the action set the game allows now), and for
+    a set of macros "macro" float32 [len(macro_state.NAMES)] (``game/macro_state.py``).
+    A set of macros may name no feature layers at all: then there is no "screen" nor
+    "minimap", and the env renders none (``reads_feature_layers``).
     """
 
     def __init__(self, obs_spec: Mapping[str, tuple], config):
         # A set of macros reads the raw units for its mask; pysc2's functions, the game's.
         mask_from = "raw_units" if uses_macros(config.action_set) else "available_actions"
-        for key in ("feature_screen", "feature_minimap", "player"):
+        self.feature_layers = reads_feature_layers(config)
+        needed = ("feature_screen", "feature_minimap") if self.feature_layers else ()
+        for key in (*needed, "player"):
             if key not in obs_spec:
                 raise ConfigError(
                     f"The observation spec has no {key!r}; create the env with feature "
                     f"layers (features.AgentInterfaceFormat(feature_dimensions=...))."
                 )
-        self.action_set = ActionSet.create(
-            config.action_set, _size(obs_spec["feature_screen"]), _size(obs_spec["feature_minimap"])
-        )
+        sizes = [_size(obs_spec[k]) if k in obs_spec else (0, 0) for k in needed] or [(0, 0)] * 2
+        self.action_set = ActionSet.create(config.action_set, *sizes)
         for what, got, want in (
             ("screen", self.action_set.screen_size, config.screen),
             ("minimap", self.action_set.minimap_size, config.minimap),
         ):
-            if want is not None and tuple(got) != _xy(want):
+            if self.feature_layers and want is not None and tuple(got) != _xy(want):
                 raise ConfigError(
                     f"The env's feature {what} is {got[0]}x{got[1]} (x by y) but the agent "
                     f"config says {_xy(want)}; create the env from the same config "
@@ -180,10 +184,11 @@ class ObservationEncoder:
                 )
         self.screen_layers = _layer_specs(features.SCREEN_FEATURES, config.screen_layers)
         self.minimap_layers = _layer_specs(features.MINIMAP_FEATURES, config.minimap_layers)
-        if not self.screen_layers:
+        if not self.screen_layers and self.feature_layers:
             raise ConfigError(
                 "screen-layers is empty; the policy needs at least one screen "
-                "feature layer (e.g. player_relative)."
+                "feature layer (e.g. player_relative), unless it plays a set of macros "
+                "with no feature layers at all (minimap-layers empty too)."
             )
         if not self.minimap_layers and "minimap" in self.action_set.heads:
             raise ConfigError(
@@ -206,12 +211,15 @@ class ObservationEncoder:
         ]
         (w, h), (mw, mh) = self.action_set.screen_size, self.action_set.minimap_size
         self._spec = {
-            "screen": InputSpec(
-                (len(self.screen_layers), h, w), _int_dtype(self.screen_layers), self.screen_layers
-            ),
             "player": InputSpec(tuple(obs_spec["player"]), np.dtype(np.float32)),
             "available": InputSpec((len(self.action_set.function_ids),), np.dtype(bool)),
         }
+        if self.feature_layers:
+            self._spec["screen"] = InputSpec(
+                (len(self.screen_layers), h, w), _int_dtype(self.screen_layers), self.screen_layers
+            )
+        if self.action_set.macros:
+            self._spec["macro"] = InputSpec((len(macro_state.NAMES),), np.dtype(np.float32))
         if self.minimap_layers:  # without layers the model has no minimap tower at all
             self._spec["minimap"] = InputSpec(
                 (len(self.minimap_layers), mh, mw),
@@ -226,9 +234,6 @@ class ObservationEncoder:
         """One pysc2 observation (``TimeStep.observation``) as compact arrays."""
         spec = self._spec
         encoded = {
-            "screen": np.asarray(observation["feature_screen"])[self._screen_index].astype(
-                spec["screen"].dtype
-            ),
             "player": np.log1p(np.maximum(np.asarray(observation["player"], np.float32), 0)),
             "available": (
                 macros.available(observation)
@@ -236,6 +241,12 @@ class ObservationEncoder:
                 else self._available(observation["available_actions"])
             ),
         }
+        if "screen" in spec:
+            encoded["screen"] = np.asarray(observation["feature_screen"])[
+                self._screen_index
+            ].astype(spec["screen"].dtype)
+        if "macro" in spec:
+            encoded["macro"] = macro_state.macro_state(observation)
         if "minimap" in spec:
             encoded["minimap"] = np.asarray(observation["feature_minimap"])[
                 self._minimap_index
@@ -356,10 +367,18 @@ def agent_interface_format(config) -> features.AgentInterfaceFormat:
     return features.AgentInterfaceFormat(
         feature_dimensions=features.Dimensions(
             screen=_xy(config.screen), minimap=_xy(config.minimap)
-        ),
+        )
+        if reads_feature_layers(config)
+        else None,
         use_raw_units=raw,
         use_raw_actions=raw,
     )
+
+
+def reads_feature_layers(config) -> bool:
+    """Whether an agent reads feature layers: all do but a policy over macros that names
+    none (it decides on ``macro_state``'s numbers), whose env renders no layers at all."""
+    return not uses_macros(config.action_set) or bool(config.screen_layers or config.minimap_layers)
 
 
 def uses_macros(action_set: str) -> bool:

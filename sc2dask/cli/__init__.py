@@ -217,9 +217,9 @@ def evaluate_agent(args: argparse.Namespace) -> int:
     """Score an agent over --episodes episodes on a Dask cluster; --json prints one object."""
     from ..game import EnvConfig
     from ..game.recording import check_layer
-    from ..training.checkpoint import checkpoint_agent_path, checkpoint_env
+    from ..training.checkpoint import OWN_ENV_FIELDS, checkpoint_agent_path, checkpoint_env
     from ..training.cluster import cluster_client
-    from ..training.evaluate import agent_plays_macros, evaluate
+    from ..training.evaluate import agent_env, evaluate
     from ..training.video import check_video_path
 
     use_config_file(args)
@@ -246,13 +246,13 @@ def evaluate_agent(args: argparse.Namespace) -> int:
                 k: v
                 for k, v in trained.items()
                 # the actions it plays are its own: no setting chooses them
-                if k == "macro_actions"
+                if k in OWN_ENV_FIELDS
                 or loaded.origins[_EVALUATE_FIELD.get(k, k)] == settings.DEFAULT_ORIGIN
             }
         )
     else:
         agent = args.agent
-        env["macro_actions"] = agent_plays_macros(agent)  # ConfigError: no such agent
+        env.update(agent_env(agent))  # ConfigError: no such agent
     config = EnvConfig(**env)
     config.check(attached=bool(opts.sc2))  # before a cluster starts
     security = _security(args)

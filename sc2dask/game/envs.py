@@ -31,6 +31,7 @@ class EnvConfig:
     reward: str = "score"  # score | outcome | both | trade (game/scored_env.py)
     score_scale: float = 0.001
     macro_actions: bool = False  # the agent sends MacroCalls (game/macros.py): raw actions
+    feature_layers: bool = True  # False: raw units alone, no layers rendered (macro agents)
 
     def make(
         self, seed: int | None = None, endpoint: str | None = None, first: bool = True
@@ -41,7 +42,9 @@ class EnvConfig:
         ``macro_actions``, one that takes macro actions (``MacroEnv``)."""
         raw = self.raw or self.macro_actions
         aif = features.AgentInterfaceFormat(
-            feature_dimensions=features.Dimensions(screen=self.screen, minimap=self.minimap),
+            feature_dimensions=features.Dimensions(screen=self.screen, minimap=self.minimap)
+            if self.feature_layers
+            else None,
             use_feature_units=self.feature_units,
             use_raw_units=raw,
             use_raw_actions=raw,

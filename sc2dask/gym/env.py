@@ -24,6 +24,7 @@ from ..agents.spaces import (
     SPATIAL_ARGS,
     ObservationEncoder,
     agent_interface_format,
+    reads_feature_layers,
     uses_macros,
 )
 from ..errors import ConfigError
@@ -92,6 +93,7 @@ class SC2GymEnv(gymnasium.Env[dict[str, Any], np.int64]):
             reward=train.reward,
             score_scale=train.score_scale,
             macro_actions=uses_macros(agent.action_set),
+            feature_layers=reads_feature_layers(agent),
         )
         self.env_config.check()
         # The spec pysc2 will give, without starting a game: the spaces exist before reset.
@@ -111,6 +113,8 @@ class SC2GymEnv(gymnasium.Env[dict[str, Any], np.int64]):
                 high = np.broadcast_to(highs[:, None, None], spec[key].shape)
                 boxes[key] = gymnasium.spaces.Box(0, high, dtype=spec[key].dtype)
         boxes["player"] = gymnasium.spaces.Box(0.0, PLAYER_HIGH, spec["player"].shape, np.float32)
+        if "macro" in spec:  # log1p of counts as PLAYER_HIGH bounds them, minutes / 30
+            boxes["macro"] = gymnasium.spaces.Box(0.0, PLAYER_HIGH, spec["macro"].shape, np.float32)
         self.observation_space = gymnasium.spaces.Dict(dict(boxes))
         self._boxes = {key: boxes[key] for key in self.observation_space.spaces}  # its order
 

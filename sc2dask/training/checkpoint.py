@@ -234,6 +234,7 @@ NETWORK_SETTINGS = (
     "attention_heads",
     "attention_size",
     "attention_mlp_units",
+    "mlp_units",  # the macro agent's
 )
 
 
@@ -254,10 +255,15 @@ def network_differences(
     }
 
 
+# What a checkpoint's env must keep whatever evaluation is told: the actions it plays and
+# the observations it reads are its own.
+OWN_ENV_FIELDS = ("macro_actions", "feature_layers")
+
+
 def checkpoint_env(directory) -> dict:
     """The ``EnvConfig`` fields (map_name, screen, minimap, step_mul, the race and
-    opponent of a game for two, and whether it takes macro actions) a checkpoint was trained with, so evaluation plays what
-    the network expects."""
+    opponent of a game for two, whether it takes macro actions and reads feature layers)
+    a checkpoint was trained with, so evaluation plays what the network expects."""
     _, _, state = load(directory)
     if "env_config" in state:
         env = state["env_config"]
@@ -272,7 +278,7 @@ def checkpoint_env(directory) -> dict:
     return {
         k: tuple(v) if isinstance(v, list) else v
         for k, v in env.items()
-        if k in ("map_name", "screen", "minimap", "step_mul", "race", "opponent", "macro_actions")
+        if k in ("map_name", "screen", "minimap", "step_mul", "race", "opponent", *OWN_ENV_FIELDS)
     }
 
 

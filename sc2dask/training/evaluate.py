@@ -73,6 +73,7 @@ def evaluate(
     if opts.video:
         check_video_path(opts.video)
         check_layer(opts.video_layer)
+    own = agent_env(agent)
     config = config or EnvConfig(
         opts.map,
         screen=opts.screen,
@@ -80,8 +81,11 @@ def evaluate(
         step_mul=opts.step_mul,
         race=opts.race,
         opponent=opts.opponent,
-        macro_actions=agent_plays_macros(agent),
+        macro_actions=own["macro_actions"],
+        feature_layers=own["feature_layers"],
     )
+    if opts.video and not config.feature_layers:  # the video draws the feature layers
+        config = dataclasses.replace(config, feature_layers=True)
     # unknown maps and players that do not fit fail here, before any worker starts a game
     config.check(attached=bool(opts.sc2))
     if client is None:
@@ -119,10 +123,15 @@ def evaluate(
     )
 
 
-def agent_plays_macros(agent: str) -> bool:
-    """Whether ``agent`` needs an env that takes macro actions: a checkpoint's own
-    setting, else its class's (``sc2dask.game.plays_macros``)."""
+def agent_env(agent: str) -> dict[str, bool]:
+    """The ``EnvConfig`` fields that are ``agent``'s own (``checkpoint.OWN_ENV_FIELDS``):
+    a checkpoint's as it was trained; else whether its class plays macros
+    (``sc2dask.game.plays_macros``), with feature layers."""
     path, _, directory = agent.partition(":")
     if path == checkpoint.CHECKPOINT_AGENT and directory:
-        return bool(checkpoint.checkpoint_env(directory).get("macro_actions", False))
-    return plays_macros(agent)
+        trained = checkpoint.checkpoint_env(directory)
+        return {
+            "macro_actions": bool(trained.get("macro_actions", False)),
+            "feature_layers": bool(trained.get("feature_layers", True)),
+        }
+    return {"macro_actions": plays_macros(agent), "feature_layers": True}

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..agents.loading import agent_spec
-from ..agents.spaces import uses_macros
+from ..agents.spaces import reads_feature_layers, uses_macros
 from ..core import AgentSpec
 from ..errors import ConfigError
 from ..game import EnvConfig
@@ -67,6 +67,7 @@ def resolve_run(
         reward=opts.reward,
         score_scale=opts.score_scale,
         macro_actions=uses_macros(agent.action_set),
+        feature_layers=reads_feature_layers(agent),
     )
     env.check(attached=bool(opts.sc2))
     return RunSettings(opts, agent, loaded.origins, spec, env)
