@@ -14,6 +14,7 @@ from typing import Any
 from ..core import Agent, AgentSpec
 from ..errors import ConfigError
 from ..settings import AgentSettings, load
+from .protocol import check_agent_class
 
 EXAMPLE = "examples.custom_agent:Agent"
 REQUIRED = ("make_policy", "make_learner")
@@ -55,6 +56,7 @@ def load_agent_class(path: str) -> type[Agent]:
             f"agent-class {path!r} is not an agent: it has no {', '.join(missing)}; "
             f"follow sc2dask.core.Agent (see {EXAMPLE})."
         )
+    check_agent_class(agent_class, path)
     return agent_class
 
 

@@ -24,6 +24,7 @@ import uuid
 import numpy as np
 
 from ..agents.loading import build_agent
+from ..agents.protocol import check_learner
 from ..compression import Compressor, Flat, WeightDelta, apply_delta, unflatten
 from ..core import (
     AgentSpec,
@@ -306,7 +307,9 @@ class EnvHost:
                     threads
                 )
                 spec = self._slots[0].ensure().observation_spec()[0]
-                self._learner = build_agent(agent).make_learner(spec)
+                learner = build_agent(agent).make_learner(spec)
+                check_learner(learner, agent.class_path)  # one clear error, not a traceback
+                self._learner = learner
             return self._learner
 
     def _ensure_learner(self, version, weights, agent: AgentSpec):

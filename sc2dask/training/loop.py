@@ -20,6 +20,7 @@ import time
 import numpy as np
 
 from ..agents.loading import build_agent
+from ..agents.protocol import check_layered_sync, check_learner
 from ..compression import DeltaSender
 from ..core import Agent, prepare_ahead
 from ..errors import ConfigError
@@ -247,11 +248,13 @@ class _Run:
     def _dispatch(self, rule: UpdateRule) -> None:
         assert self.pool is not None and self.store is not None and self.recorder is not None
         opts = self.settings
+        policy = self.store.learner.policy
+        heads = getattr(policy, "head_weights", None)  # optional below layered-sync 2
         sender = DeltaSender(
             opts.compression,
             opts.topk_fraction,
             opts.layered_sync,
-            self.store.learner.policy.head_weights(),
+            heads() if heads is not None else [True] * len(policy.get_weights()),
         )
         order = rule.order(opts.rollout_steps, self.agent, opts.env_groups)
         Dispatcher(
@@ -277,6 +280,8 @@ class _Run:
         _, spec = next(prepared)  # the first host's games run
         assert self._client_agent is not None  # made as the run started (loop)
         learner = self._client_agent.make_learner(spec)
+        check_learner(learner, agent.class_path)  # one clear error, not a traceback
+        check_layered_sync(learner.policy, agent.class_path, self.settings.layered_sync)
         prepare_ahead(learner, gradients=central, apply=True)
         for _ in prepared:
             pass
