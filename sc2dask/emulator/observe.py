@@ -252,6 +252,29 @@ def _raw(raw, world, options, visible: list[Unit]) -> None:
         _raw_unit(
             raw.units.add(), world, unit, unit.tag in selected, screen.on_screen(unit.x, unit.y)
         )
+    seen = {unit.tag for unit in visible}
+    for unit in world.units.values():
+        resource = unit.type.has_minerals or unit.type.has_vespene
+        if unit.owner == Owner.NEUTRAL and resource and unit.tag not in seen:
+            _snapshot(raw.units.add(), unit, screen.on_screen(unit.x, unit.y))
+
+
+def _snapshot(msg: raw_pb2.Unit, unit: Unit, on_screen: bool) -> None:
+    """A mineral field or geyser in the fog, as the real game shows every one of them from
+    the game's start: a snapshot (raw.proto's DisplayType Snapshot) of its type, place
+    and size, without its contents. Bots map a game's bases from them (python-sc2's
+    ``expansion_locations`` reads them on the first step)."""
+    t = unit.type
+    msg.display_type = raw_pb2.Snapshot
+    msg.alliance = unit.alliance
+    msg.tag = unit.tag
+    msg.unit_type = t.type_id
+    msg.owner = unit.owner
+    msg.pos.x, msg.pos.y, msg.pos.z = unit.x, unit.y, render.TERRAIN_HEIGHT
+    msg.radius = t.radius
+    msg.build_progress = 1.0
+    msg.cloak = raw_pb2.NotCloaked
+    msg.is_on_screen = on_screen
 
 
 def _raw_unit(msg: raw_pb2.Unit, world, unit: Unit, selected: bool, on_screen: bool) -> None:

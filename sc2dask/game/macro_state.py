@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .macros import BUILD_BARRACKS, BUILD_DEPOT, ENEMY, MAP_SIZE, STRUCTURES, Board
+from .macros import BUILD_BARRACKS, BUILD_DEPOT, ENEMY, STRUCTURES, Board
 
 GAME_LOOPS_PER_MINUTE = 22.4 * 60  # "faster" speed, pysc2's and the ladder's
+DISTANCE_SCALE = 64.0  # raw units' distances are divided by this (Simple64's raw side)
 
 # Counts enter as log1p(count): a tenth marine matters less than the first.
 NAMES = (
@@ -35,7 +36,7 @@ NAMES = (
     "enemy_units_seen",
     "enemy_structures_seen",
     "enemies_near_home",
-    "army_from_home",  # mean distance of the marines from the command center / map size
+    "army_from_home",  # mean distance of the marines from the command center / 64
     "game_minutes",  # / 30: a game the bots play to the end lasts under half an hour
 )
 
@@ -71,7 +72,7 @@ def macro_state(observation) -> np.ndarray:
         len(board.enemies_near()),
     )
     if hall is not None and board.marines:
-        away = np.mean([board.from_home(u) ** 0.5 for u in board.marines]) / MAP_SIZE
+        away = np.mean([board.from_home(u) ** 0.5 for u in board.marines]) / DISTANCE_SCALE
     else:
         away = 0.0
     minutes = float(observation["game_loop"][0]) / GAME_LOOPS_PER_MINUTE

@@ -43,7 +43,6 @@ SELF, ENEMY = 1, 4  # raw units' alliance (features.PlayerRelative)
 # Raw units name an order by its raw function's id.
 BUILD_DEPOT, BUILD_BARRACKS = RAW.Build_SupplyDepot_pt.id, RAW.Build_Barracks_pt.id
 DEFEND_RADIUS = 20  # map cells around the command center that count as home
-MAP_SIZE = 64  # Simple64: the opposite start is the home mirrored through the centre
 
 # One raw unit as plain Python values, its fields named as pysc2's. A row of pysc2's
 # NamedNumpyArray looks its field up by name on every access: reading a board that way
@@ -130,6 +129,31 @@ class Board:
         """Squared distance from the command center."""
         return (unit.x - self.hall.x) ** 2 + (unit.y - self.hall.y) ** 2
 
+    def centre(self) -> tuple[float, float] | None:
+        """The map's centre, in the raw units' frame: the mean place of its mineral fields
+        and geysers, which the game shows from the start (snapshots where fogged), and
+        which a map for two lays out point-symmetrically. Read from the map itself, not
+        assumed: the real Simple64 is 88x96 and its raw frame is scaled, the emulator's
+        64x64. None where no resource is shown."""
+        places = [
+            (u.x, u.y) for u in self.raw if u.unit_type in MINERAL_FIELDS or u.unit_type == GEYSER
+        ]
+        if not places:
+            return None
+        return sum(x for x, _ in places) / len(places), sum(y for _, y in places) / len(places)
+
+    def enemy_start(self) -> tuple[float, float] | None:
+        """The start opposite home: the command center mirrored through the centre."""
+        centre = self.centre()
+        if centre is None or self.hall is None:
+            return None
+        return 2 * centre[0] - self.hall.x, 2 * centre[1] - self.hall.y
+
+    def toward_centre(self) -> int:
+        """+1 where the map's centre is to the right (larger x) of home, else -1."""
+        centre = self.centre()
+        return 1 if centre is None or self.hall.x < centre[0] else -1
+
     def can(self) -> dict[str, bool]:
         """Each macro's preconditions, by name."""
         hall, minerals, supply = self.hall, self.minerals, self.supply_left
@@ -208,7 +232,7 @@ class TerranMacros:
         on its footprint (``half`` its half width) and the game has not refused it three
         times already (three orders there with nothing built)."""
         hall = board.hall
-        toward = 1 if hall.x < MAP_SIZE / 2 else -1
+        toward = board.toward_centre()
         blocking = [
             u
             for u in board.raw
@@ -258,15 +282,15 @@ class TerranMacros:
 
     def _attack(self, board):
         """Every marine at the enemy structure in sight nearest the first marine (else the
-        nearest enemy unit in sight, else the start opposite home)."""
+        nearest enemy unit in sight, else the start opposite home, ``enemy_start``)."""
         enemies = [u for u in board.raw if u.alliance == ENEMY]
         targets = [u for u in enemies if u.unit_type in STRUCTURES] or enemies
         lead = board.marines[0]
         if targets:
             target = min(targets, key=lambda u: (u.x - lead.x) ** 2 + (u.y - lead.y) ** 2)
             point = [int(target.x), int(target.y)]
-        elif board.hall is not None:
-            point = [int(MAP_SIZE - board.hall.x), int(MAP_SIZE - board.hall.y)]
+        elif (start := board.enemy_start()) is not None:
+            point = [int(start[0]), int(start[1])]
         else:
             return None
         return RAW.Attack_pt("now", [u.tag for u in board.marines], point)
@@ -274,8 +298,7 @@ class TerranMacros:
     def _retreat(self, board):
         """Every marine back to the command center's side towards the map's centre."""
         hall = board.hall
-        toward = 1 if hall.x < MAP_SIZE / 2 else -1
-        point = [int(hall.x + toward * 6), int(hall.y)]
+        point = [int(hall.x + board.toward_centre() * 6), int(hall.y)]
         return RAW.Move_pt("now", [u.tag for u in board.marines], point)
 
 

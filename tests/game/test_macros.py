@@ -7,10 +7,12 @@ import numpy as np
 import pytest
 
 from sc2dask.game import EnvConfig
-from sc2dask.game.macros import MACROS, MacroCall, available
+from sc2dask.game.macros import MACROS, Board, MacroCall, available
 from sc2dask.game.pysc2lib import actions, features, units
 
 RAW = actions.RAW_FUNCTIONS
+NEUTRAL = 3  # raw units' alliance (features.PlayerRelative)
+VISIBLE, SNAPSHOT = 1, 2  # raw.proto's DisplayType
 
 pytestmark = pytest.mark.usefixtures("sc2path")
 
@@ -78,3 +80,26 @@ def test_defend_is_offered_only_with_a_marine_it_would_order():
     assert not available({"raw_units": raw_units, "player": player})[defend]
     raw_units[2, column.order_length] = 0  # the marine is idle again
     assert available({"raw_units": raw_units, "player": player})[defend]
+
+
+def test_the_map_is_read_from_its_resources_and_attack_heads_for_the_opponents_start():
+    """Every mineral field and geyser shows from the first step, the fogged ones as
+    snapshots without their contents, as on the real game; the macros find the map's
+    centre from them, so the start they attack is the one the game lists (game_info),
+    not one assumed from a map size (the real Simple64 is 88x96 in a scaled raw frame)."""
+    config = EnvConfig(
+        "Simple64", opponent="bot:terran:very_easy", macro_actions=True, feature_layers=False
+    )
+    with config.make(seed=3) as env:
+        observation = env.reset()[0].observation
+        resources = [u for u in observation.raw_units if u.alliance == NEUTRAL]
+        assert {int(u.display_type) for u in resources} == {VISIBLE, SNAPSHOT}
+        assert all(u.mineral_contents == 0 for u in resources if u.display_type == SNAPSHOT)
+        game = env
+        while not hasattr(game, "game_info"):  # the SC2Env under the wrappers
+            game = game._env
+        start = game.game_info[0].start_raw
+        listed = start.start_locations[0]
+        expected = (listed.x, start.map_size.y - listed.y)  # pysc2's raw frame flips y
+        found = Board.read(observation).enemy_start()
+        assert np.hypot(found[0] - expected[0], found[1] - expected[1]) < 1.5, (found, expected)
