@@ -306,6 +306,13 @@ class TrainSettings(_Section):
     )
     race: Race = RACE
     opponent: str | None = OPPONENT
+    easier_games: float = rule(
+        "share of games played against a bot level below the opponent's, drawn per game, "
+        "to learn from wins the opponent does not yet allow; the run's scores and win rate "
+        "count the opponent's games only (at most 0.9: the opponent must be played)",
+        minimum=0,
+        maximum=0.9,
+    )
     reward: Reward = rule(
         "what the agent is paid: score (the change of the map's score: a mini-game's, or "
         "the Blizzard score on a melee map), outcome (+1 win, 0 tie, -1 loss, at the end; "

@@ -9,6 +9,7 @@ import numpy as np
 from ..emulator.maps import EMULATED_MAPS
 from ..errors import UnknownMapError
 from .attach import attach_env
+from .easier_games import EasierGames, levels_below
 from .install import GameInstall, find_game
 from .macros import MacroEnv
 from .players import check_emulated_players, check_players, map_players, pysc2_players
@@ -32,6 +33,7 @@ class EnvConfig:
     score_scale: float = 0.001
     macro_actions: bool = False  # the agent sends MacroCalls (game/macros.py): raw actions
     feature_layers: bool = True  # False: raw units alone, no layers rendered (macro agents)
+    easier_games: float = 0.0  # share of games against a lower level (game/easier_games.py)
 
     def make(
         self, seed: int | None = None, endpoint: str | None = None, first: bool = True
@@ -63,9 +65,15 @@ class EnvConfig:
         )
         if seed is not None:
             env = NewSeedEachGame(env, seed)
+        mix = None
+        if two_players and self.easier_games > 0:
+            below = levels_below(self.opponent)
+            mix = env = EasierGames(
+                env, self.opponent, below, self.easier_games, game_seed(seed or 0)
+            )
         if self.macro_actions:
             env = MacroEnv(env)
-        return ScoredEnv(env, two_players, self.reward, self.score_scale)
+        return ScoredEnv(env, two_players, self.reward, self.score_scale, mix)
 
     def check(self, attached: bool = False) -> None:
         """UnknownMapError or ConfigError, before any game starts, where this env cannot

@@ -33,13 +33,22 @@ class ScoredEnv(base_env_wrapper.BaseEnvWrapper):
     """``score``: the episode's score so far (its change since the first step);
     ``outcome``: +1, 0 or -1 once a game for two has ended, else None."""
 
-    def __init__(self, env, two_players: bool, reward: str = "score", score_scale: float = 1.0):
+    def __init__(
+        self, env, two_players: bool, reward: str = "score", score_scale: float = 1.0, mix=None
+    ):
         super().__init__(env)
+        self._mix = mix  # an EasierGames under this wrapper, if the run mixes in easier bots
         self.two_players, self.reward, self.score_scale = two_players, reward, score_scale
         self.score = 0.0
         self.outcome: int | None = None
         self._first_score = 0.0
         self._trade = 0.0
+
+    @property
+    def practice(self) -> bool:
+        """Whether this game is against an easier bot than the run's opponent
+        (``EasierGames``): a run leaves it out of its scores and win rate."""
+        return bool(self._mix is not None and self._mix.practice)
 
     @property
     def game_pid(self) -> int | None:

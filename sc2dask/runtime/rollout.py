@@ -29,8 +29,12 @@ class _Record:
         self.crashed = False
 
     def stepped(self, step: Step) -> None:
+        """A step's reward; the score and outcome of a game it ended, except a game against
+        an easier bot, which the run learns from but does not count."""
         self.rewards.append(step.reward)
         self.terminal.append(step.terminal)
+        if step.practice:
+            return
         if step.score is not None:
             self.scores.append(step.score)
         if step.outcome is not None:

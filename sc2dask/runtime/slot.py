@@ -31,6 +31,7 @@ class Step:
     terminal: bool
     score: float | None  # the episode's score when ``terminal``, else None
     outcome: int | None = None  # +1, 0, -1 when a game for two ended, else None
+    practice: bool = False  # a game against an easier bot (game/easier_games.py)
 
 
 class EnvSlot:
@@ -91,7 +92,8 @@ class EnvSlot:
             return Step(timestep.reward, False, None)
         self.episodes += 1
         self._timestep = None
-        return Step(timestep.reward, True, float(self.env.score), self.env.outcome)
+        env = self.env
+        return Step(timestep.reward, True, float(env.score), env.outcome, env.practice)
 
     def play_episode(self, agent, watch=None) -> EpisodeResult:
         """One whole episode with a set-up pysc2 ``agent`` (evaluation): its score and

@@ -68,6 +68,7 @@ def resolve_run(
         score_scale=opts.score_scale,
         macro_actions=uses_macros(agent.action_set),
         feature_layers=reads_feature_layers(agent),
+        easier_games=opts.easier_games,
     )
     env.check(attached=bool(opts.sc2))
     return RunSettings(opts, agent, loaded.origins, spec, env)

@@ -1,0 +1,56 @@
+"""Easier games mixed into a run (``easier-games``): each game's bot drawn from the levels
+below the opponent's, or the opponent itself, reproducibly; the run counts only the
+opponent's games."""
+
+import pytest
+
+from sc2dask.game import EnvConfig
+from sc2dask.game.easier_games import levels_below
+from sc2dask.game.pysc2lib import sc2_env
+from sc2dask.runtime.rollout import _Record
+from sc2dask.runtime.slot import Step
+
+HARD = sc2_env.Difficulty.hard
+
+
+@pytest.mark.unit
+def test_the_levels_below_are_the_easier_ones_in_pysc2s_order():
+    assert levels_below("bot:terran:medium") == ["very_easy", "easy"]
+    assert levels_below("bot:terran:very_easy") == []
+
+
+@pytest.mark.usefixtures("sc2path")
+def test_each_game_draws_its_bot_and_says_whether_it_is_practice():
+    config = EnvConfig(
+        "Simple64",
+        opponent="bot:terran:hard",
+        reward="outcome",
+        macro_actions=True,
+        feature_layers=False,
+        easier_games=0.5,
+    )
+    drawn = []
+    for _ in range(2):  # the same seed draws the same bots
+        with config.make(seed=5) as env:
+            game = env
+            while not hasattr(game, "game_info"):
+                game = game._env
+            levels = []
+            for _ in range(8):
+                env.reset()
+                difficulty = game.game_info[0].player_info[1].difficulty
+                assert env.practice == (difficulty != HARD)
+                assert difficulty <= HARD
+                levels.append(difficulty)
+            drawn.append(levels)
+    assert drawn[0] == drawn[1]
+    assert HARD in drawn[0] and min(drawn[0]) < HARD, drawn[0]  # Hard and lower levels
+
+
+@pytest.mark.unit
+def test_a_practice_game_is_learnt_from_but_not_counted():
+    record = _Record()
+    record.stepped(Step(-1.0, True, 900.0, -1, practice=True))
+    record.stepped(Step(1.0, True, 5000.0, 1))
+    assert record.rewards == [-1.0, 1.0]  # both paid
+    assert record.outcomes == [1] and record.scores == [5000.0]  # one counted
