@@ -45,6 +45,11 @@ class Trajectory:
     ``initial_state`` is a recurrent policy's memory before step 0 (one env's row of
     ``Policy.initial_state``, no batch axis), so that a learner unrolls from where the
     acting policy was, not from an episode's start; it is reset after each terminal step.
+
+    ``extras`` holds, per step, every output of ``Policy.act``'s second dict besides
+    ``log_prob`` (the value the policy estimated, and whatever else an agent returns there:
+    logits, a recurrent core's output), ``[T, ...]`` each: what PPO's value clipping or
+    IMPALA's logits need of the acting policy.
     """
 
     observations: dict[str, np.ndarray]
@@ -60,6 +65,7 @@ class Trajectory:
     # weights that moved on since (clipped ratio) and reuse a batch for several epochs.
     log_probs: np.ndarray | None = None
     initial_state: State = dataclasses.field(default_factory=dict)
+    extras: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def from_steps(
@@ -74,11 +80,14 @@ class Trajectory:
         log_probs: Sequence[float] | None = None,
         episode_outcomes: Sequence[int] = (),
         initial_state: State | None = None,
+        extras: Sequence[Mapping[str, np.ndarray]] = (),
     ) -> Trajectory:
         """A trajectory from one env's per-step records.
 
         ``observations``: T + 1 encoded observations (``ObservationEncoder.encode``);
-        ``actions``: T dicts of head indices (one env's slice of ``Policy.act``'s actions).
+        ``actions``: T dicts of head indices (one env's slice of ``Policy.act``'s actions);
+        ``extras``: T dicts (one env's slice of ``act``'s outputs besides ``log_prob``), or
+        none.
         """
         if len(observations) != len(actions) + 1:
             raise ValueError(
@@ -96,6 +105,9 @@ class Trajectory:
             episode_outcomes=list(episode_outcomes),
             log_probs=None if log_probs is None else np.asarray(log_probs, np.float32),
             initial_state=dict(initial_state or {}),
+            extras={k: np.stack([np.asarray(e[k]) for e in extras]) for k in extras[0]}
+            if extras
+            else {},
         )
 
     def __len__(self) -> int:
@@ -107,6 +119,7 @@ class Trajectory:
             *self.observations.values(),
             *self.actions.values(),
             *self.initial_state.values(),
+            *self.extras.values(),
             self.rewards,
             self.terminal,
         ]
@@ -208,9 +221,10 @@ class Policy(Protocol):
         self, batch: dict[str, np.ndarray], rng: np.random.Generator, state: State
     ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], list, State]:
         """Sample one action per row of ``batch`` with each row's memory ``state``: (head
-        indices, each [B] int32: "function" and one per argument head; {"value": [B],
-        "log_prob": [B]}, log pi of the whole action; one pysc2 ``FunctionCall`` per row;
-        the memory after this step)."""
+        indices, each [B] int32: "function" and one per argument head; {"log_prob": [B],
+        log pi of the whole action, and any per-row outputs the learner wants, such as
+        "value": [B], which reach it as ``Trajectory.extras``}; one pysc2 ``FunctionCall``
+        per row; the memory after this step)."""
 
     def get_weights(self) -> Weights: ...
 

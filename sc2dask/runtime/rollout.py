@@ -22,7 +22,7 @@ class _Record:
     """What one env did in a rollout, step by step, until it ended or its game crashed."""
 
     def __init__(self):
-        self.encoded, self.actions, self.log_probs = [], [], []
+        self.encoded, self.actions, self.log_probs, self.extras = [], [], [], []
         self.rewards, self.terminal, self.scores = [], [], []
         self.outcomes: list[int] = []
         self.initial_state: State = {}  # the policy's memory before the first step
@@ -55,6 +55,7 @@ class _Record:
                 episode_outcomes=self.outcomes,
                 log_probs=self.log_probs,
                 initial_state=self.initial_state,
+                extras=self.extras,
             )
         if done == 0:
             return None
@@ -72,6 +73,7 @@ class _Record:
             episode_outcomes=self.outcomes,
             log_probs=self.log_probs[:done],
             initial_state=self.initial_state,
+            extras=self.extras[:done],
         )
 
 
@@ -126,6 +128,7 @@ def play_batch(
         memories = [fresh if slots[i].memory is None else slots[i].memory for i in live]
         state = {k: np.stack([memory[k] for memory in memories]) for k in fresh}
         heads, behaviour, calls, after = policy.act(batch, rng, state)
+        extras = {k: np.asarray(v) for k, v in behaviour.items() if k != "log_prob"}
         for row, i in enumerate(live):
             if not records[i].actions:
                 records[i].initial_state = memories[row]
@@ -133,6 +136,7 @@ def play_batch(
             records[i].encoded.append({k: v[row] for k, v in batch.items()})
             records[i].actions.append({head: int(index[row]) for head, index in heads.items()})
             records[i].log_probs.append(float(behaviour["log_prob"][row]))
+            records[i].extras.append({k: v[row] for k, v in extras.items()})
         return calls
 
     run = _concurrently(threads) if threads is not None and len(slots) > 1 else map

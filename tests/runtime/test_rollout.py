@@ -40,12 +40,16 @@ def test_crash_mid_rollout_truncates_and_bootstraps_not_terminates():
         rng = np.random.default_rng(3)
         (whole,) = play_batch([slot], learner.policy, version=0, n_steps=8, rng=rng)
         assert len(whole) == 8 and not whole.truncated
+        # the acting policy's values reach the learner, one per step (Trajectory.extras)
+        values = learner.policy.value({k: v[:-1] for k, v in whole.observations.items()})
+        np.testing.assert_allclose(whole.extras["value"], values, rtol=1e-5, atol=1e-6)
 
         slot.env = _KillAfter(slot, 5)
         (cut,) = play_batch([slot], learner.policy, version=1, n_steps=8, rng=rng)
         assert cut.truncated and len(cut) == 5
         assert not cut.terminal.any()  # a crash is never an episode end
         assert all(len(v) == 6 for v in cut.observations.values())  # 5 steps + last good state
+        assert cut.extras["value"].shape == (5,)
         assert slot.restarts == 1 and slot.env is None
 
         grads, metrics = learner.compute_gradients([whole, cut])
