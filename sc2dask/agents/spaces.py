@@ -160,8 +160,6 @@ class ObservationEncoder:
     """
 
     def __init__(self, obs_spec: Mapping[str, tuple], config):
-        # A set of macros reads the raw units for its mask; pysc2's functions, the game's.
-        mask_from = "raw_units" if uses_macros(config.action_set) else "available_actions"
         self.feature_layers = reads_feature_layers(config)
         needed = ("feature_screen", "feature_minimap") if self.feature_layers else ()
         for key in (*needed, "player"):
@@ -170,39 +168,11 @@ class ObservationEncoder:
                     f"The observation spec has no {key!r}; create the env with feature "
                     f"layers (features.AgentInterfaceFormat(feature_dimensions=...))."
                 )
-        sizes = [_size(obs_spec[k]) if k in obs_spec else (0, 0) for k in needed] or [(0, 0)] * 2
+        sizes = [_size(obs_spec[k]) for k in needed] or [(0, 0), (0, 0)]
         self.action_set = ActionSet.create(config.action_set, *sizes)
-        for what, got, want in (
-            ("screen", self.action_set.screen_size, config.screen),
-            ("minimap", self.action_set.minimap_size, config.minimap),
-        ):
-            if self.feature_layers and want is not None and tuple(got) != _xy(want):
-                raise ConfigError(
-                    f"The env's feature {what} is {got[0]}x{got[1]} (x by y) but the agent "
-                    f"config says {_xy(want)}; create the env from the same config "
-                    f"(sc2dask.agents.spaces.agent_interface_format)."
-                )
         self.screen_layers = _layer_specs(features.SCREEN_FEATURES, config.screen_layers)
         self.minimap_layers = _layer_specs(features.MINIMAP_FEATURES, config.minimap_layers)
-        if not self.screen_layers and self.feature_layers:
-            raise ConfigError(
-                "screen-layers is empty; the policy needs at least one screen "
-                "feature layer (e.g. player_relative), unless it plays a set of macros "
-                "with no feature layers at all (minimap-layers empty too)."
-            )
-        if not self.minimap_layers and "minimap" in self.action_set.heads:
-            raise ConfigError(
-                f"Action set {config.action_set!r} has minimap arguments, so "
-                f"minimap-layers cannot be empty; name at least one layer "
-                f"(e.g. player_relative)."
-            )
-        if mask_from not in obs_spec:
-            raise ConfigError(
-                f"The observation spec has no {mask_from!r}, which action set "
-                f"{config.action_set!r} needs; create the env from the same config "
-                f"(sc2dask.agents.spaces.agent_interface_format, or EnvConfig with "
-                f"macro_actions={uses_macros(config.action_set)})."
-            )
+        self._check(obs_spec, config)
         self._screen_index = [
             features.SCREEN_FEATURES._fields.index(layer.name) for layer in self.screen_layers
         ]
@@ -225,6 +195,40 @@ class ObservationEncoder:
                 (len(self.minimap_layers), mh, mw),
                 _int_dtype(self.minimap_layers),
                 self.minimap_layers,
+            )
+
+    def _check(self, obs_spec: Mapping[str, tuple], config) -> None:
+        """ConfigError where the env and the config do not fit each other."""
+        for what, got, want in (
+            ("screen", self.action_set.screen_size, config.screen),
+            ("minimap", self.action_set.minimap_size, config.minimap),
+        ):
+            if self.feature_layers and want is not None and tuple(got) != _xy(want):
+                raise ConfigError(
+                    f"The env's feature {what} is {got[0]}x{got[1]} (x by y) but the agent "
+                    f"config says {_xy(want)}; create the env from the same config "
+                    f"(sc2dask.agents.spaces.agent_interface_format)."
+                )
+        if not self.screen_layers and self.feature_layers:
+            raise ConfigError(
+                "screen-layers is empty; the policy needs at least one screen "
+                "feature layer (e.g. player_relative), unless it plays a set of macros "
+                "with no feature layers at all (minimap-layers empty too)."
+            )
+        if not self.minimap_layers and "minimap" in self.action_set.heads:
+            raise ConfigError(
+                f"Action set {config.action_set!r} has minimap arguments, so "
+                f"minimap-layers cannot be empty; name at least one layer "
+                f"(e.g. player_relative)."
+            )
+        # A set of macros reads the raw units for its mask; pysc2's functions, the game's.
+        mask_from = "raw_units" if uses_macros(config.action_set) else "available_actions"
+        if mask_from not in obs_spec:
+            raise ConfigError(
+                f"The observation spec has no {mask_from!r}, which action set "
+                f"{config.action_set!r} needs; create the env from the same config "
+                f"(sc2dask.agents.spaces.agent_interface_format, or EnvConfig with "
+                f"macro_actions={uses_macros(config.action_set)})."
             )
 
     def spec(self) -> dict[str, InputSpec]:
