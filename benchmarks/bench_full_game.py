@@ -47,7 +47,7 @@ PAGE = ROOT / "docs/results/fullgame.md"
 TABLE_START, TABLE_END = "<!-- bench_full_game: table -->", "<!-- bench_full_game: end -->"
 COLUMNS = [
     "agent_steps", "wall_s", "win_rate_last_100", "mean_score_last_100", "episodes",
-    "entropy", "value_loss",
+    "entropy", "value_loss", "practice_win_rate_last_100",
 ]  # fmt: skip
 
 
@@ -174,8 +174,13 @@ def plot(rows: list[dict], out: Path, title: str, candidate: list[str]) -> None:
         (1, "mean_score_last_100", "score, last 100 games"),
     ):
         values = [r[key] for r in rows]
-        axes[row][0].plot(steps, values)
+        axes[row][0].plot(steps, values, label="against the opponent")
         axes[row][1].plot(minutes, values)
+        practice = [float(r.get("practice_win_rate_last_100") or "nan") for r in rows]
+        if key == "win_rate_last_100" and not all(math.isnan(v) for v in practice):
+            axes[row][0].plot(steps, practice, label="against easier bots (easier-games)")
+            axes[row][1].plot(minutes, practice)
+            axes[row][0].legend(loc="upper left", fontsize="small")
         axes[row][0].set_ylabel(label)
         for ax in axes[row]:
             ax.grid(alpha=0.3)

@@ -61,6 +61,8 @@ class Trajectory:
     episode_scores: list[float] = dataclasses.field(default_factory=list)  # episodes ended here
     # their outcomes, +1, 0 or -1, where they were games for two (else empty)
     episode_outcomes: list[int] = dataclasses.field(default_factory=list)
+    # outcomes of games against easier bots than the run's opponent (train.easier-games)
+    practice_outcomes: list[int] = dataclasses.field(default_factory=list)
     # [T] float32 log pi(a_t|s_t) of the policy that acted: lets the learner correct for
     # weights that moved on since (clipped ratio) and reuse a batch for several epochs.
     log_probs: np.ndarray | None = None
@@ -81,6 +83,7 @@ class Trajectory:
         episode_outcomes: Sequence[int] = (),
         initial_state: State | None = None,
         extras: Sequence[Mapping[str, np.ndarray]] = (),
+        practice_outcomes: Sequence[int] = (),
     ) -> Trajectory:
         """A trajectory from one env's per-step records.
 
@@ -103,6 +106,7 @@ class Trajectory:
             truncated=truncated,
             episode_scores=list(episode_scores),
             episode_outcomes=list(episode_outcomes),
+            practice_outcomes=list(practice_outcomes),
             log_probs=None if log_probs is None else np.asarray(log_probs, np.float32),
             initial_state=dict(initial_state or {}),
             extras={k: np.stack([np.asarray(e[k]) for e in extras]) for k in extras[0]}
@@ -189,6 +193,7 @@ class GradientResult:
     scores: list[float]  # episodes that ended in the rollout
     rejected: bool = False
     outcomes: list[int] = dataclasses.field(default_factory=list)  # of games for two
+    practice: list[int] = dataclasses.field(default_factory=list)  # against easier bots
     rollout: str = ""  # the rollout's name, unique in the run (the host's and a count)
 
 

@@ -248,6 +248,7 @@ class EnvHost:
             self._compressor = Compressor(order.compression, order.fraction)
         scores = [s for t in trajectories for s in t.episode_scores]
         outcomes = [o for t in trajectories for o in t.episode_outcomes]
+        practice = [o for t in trajectories for o in t.practice_outcomes]
         counts = {
             "steps": float(sum(len(t) for t in trajectories)),
             "truncated": sum(t.truncated for t in trajectories),
@@ -256,9 +257,13 @@ class EnvHost:
             grads, metrics = await asyncio.to_thread(self._learner.compute_gradients, trajectories)
         except NonFiniteGradients as exc:  # the client counts it; the steps still count
             log.warning("gradient rejected: %s", exc)
-            return GradientResult(None, counts, scores, rejected=True, outcomes=outcomes)
+            return GradientResult(
+                None, counts, scores, rejected=True, outcomes=outcomes, practice=practice
+            )
         packed = self._compressor.pack(grads)
-        return GradientResult(packed, {**metrics, **counts}, scores, outcomes=outcomes)
+        return GradientResult(
+            packed, {**metrics, **counts}, scores, outcomes=outcomes, practice=practice
+        )
 
     @_errors_cross_the_network
     async def prepare(self, agent: AgentSpec, gradients: bool = False) -> dict:

@@ -25,6 +25,7 @@ class _Record:
         self.encoded, self.actions, self.log_probs, self.extras = [], [], [], []
         self.rewards, self.terminal, self.scores = [], [], []
         self.outcomes: list[int] = []
+        self.practice: list[int] = []  # outcomes of games against easier bots
         self.initial_state: State = {}  # the policy's memory before the first step
         self.crashed = False
 
@@ -34,6 +35,8 @@ class _Record:
         self.rewards.append(step.reward)
         self.terminal.append(step.terminal)
         if step.practice:
+            if step.outcome is not None:
+                self.practice.append(step.outcome)
             return
         if step.score is not None:
             self.scores.append(step.score)
@@ -53,6 +56,7 @@ class _Record:
                 version,
                 episode_scores=self.scores,
                 episode_outcomes=self.outcomes,
+                practice_outcomes=self.practice,
                 log_probs=self.log_probs,
                 initial_state=self.initial_state,
                 extras=self.extras,
@@ -71,6 +75,7 @@ class _Record:
             truncated=True,
             episode_scores=self.scores,
             episode_outcomes=self.outcomes,
+            practice_outcomes=self.practice,
             log_probs=self.log_probs[:done],
             initial_state=self.initial_state,
             extras=self.extras[:done],

@@ -33,6 +33,10 @@ class Progress:
     wins: int = 0
     draws: int = 0
     losses: int = 0
+    # the last 100 games against easier bots (train.easier-games), counted apart
+    practice: collections.deque = dataclasses.field(
+        default_factory=lambda: collections.deque(maxlen=100)
+    )
     history: list = dataclasses.field(default_factory=list)
     bytes_moved: int = 0  # both directions: bytes_to_hosts + bytes_from_hosts
     bytes_to_hosts: int = 0  # weights
@@ -56,6 +60,11 @@ class Progress:
     def win_rate_last_100(self) -> float:
         """Wins over the last 100 games for two (ties count as not won); NaN before any."""
         return float(np.mean(np.array(self.outcomes) > 0)) if self.outcomes else float("nan")
+
+    @property
+    def practice_win_rate_last_100(self) -> float:
+        """Wins over the last 100 games against easier bots; NaN before any."""
+        return float(np.mean(np.array(self.practice) > 0)) if self.practice else float("nan")
 
 
 class Recorder:
@@ -112,15 +121,18 @@ class Recorder:
         self.progress.learner_samples += int(samples)
         self.progress.learner_seconds += seconds
 
-    def record(self, applied: int, metrics: dict, scores, staleness: int, outcomes=()) -> None:
-        """Count a batch's steps, scores and outcomes (games for two), and ``applied``
-        optimizer steps made from it."""
+    def record(
+        self, applied: int, metrics: dict, scores, staleness: int, outcomes=(), practice=()
+    ) -> None:
+        """Count a batch's steps, scores and outcomes (games for two; ``practice``: those
+        against easier bots, counted apart), and ``applied`` optimizer steps made from it."""
         p = self.progress
         p.agent_steps += int(metrics.get("steps", 0))
         p.truncated += int(metrics.get("truncated", 0))
         p.episodes += len(scores)
         p.scores.extend(scores)
         p.outcomes.extend(outcomes)
+        p.practice.extend(practice)
         p.wins += sum(o > 0 for o in outcomes)
         p.draws += sum(o == 0 for o in outcomes)
         p.losses += sum(o < 0 for o in outcomes)
@@ -133,6 +145,7 @@ class Recorder:
             "staleness": staleness,
             "mean_score_last_100": p.mean_score_last_100,
             "win_rate_last_100": p.win_rate_last_100,
+            "practice_win_rate_last_100": p.practice_win_rate_last_100,
             "episodes": p.episodes,
             "bytes_moved": p.bytes_moved,
             "bytes_to_hosts": p.bytes_to_hosts,

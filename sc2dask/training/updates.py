@@ -129,6 +129,7 @@ class CentralUpdates(UpdateRule):
             [s for t in trajectories for s in t.episode_scores],
             staleness,
             [o for t in trajectories for o in t.episode_outcomes],
+            [o for t in trajectories for o in t.practice_outcomes],
         )
         return [placement]
 
@@ -195,7 +196,9 @@ class AsyncUpdates(UpdateRule):
 
     def _apply(self, result: GradientResult, staleness: int) -> None:
         applied = self.store.apply(result.grads, lr_scale=self.lr_scale(staleness))
-        self.recorder.record(applied, result.metrics, result.scores, staleness, result.outcomes)
+        self.recorder.record(
+            applied, result.metrics, result.scores, staleness, result.outcomes, result.practice
+        )
 
     def _usable(self, result: GradientResult, version: int):
         """(the result with its gradient unpacked, its staleness), or None for a result
@@ -207,7 +210,9 @@ class AsyncUpdates(UpdateRule):
         self.recorder.received(compression.nbytes(result.grads))
         if self.counted(staleness) > self.max_staleness:
             self.recorder.progress.dropped_stale += 1
-            self.recorder.record(False, result.metrics, result.scores, staleness, result.outcomes)
+            self.recorder.record(
+                False, result.metrics, result.scores, staleness, result.outcomes, result.practice
+            )
             return None
         return dataclasses.replace(result, grads=compression.unpack(result.grads)), staleness
 
@@ -237,7 +242,9 @@ class SyncUpdates(UpdateRule):
         if result.grads is not None and staleness > self.max_staleness:  # too late
             self.recorder.received(compression.nbytes(result.grads))
             self.recorder.progress.dropped_stale += 1
-            self.recorder.record(False, result.metrics, result.scores, staleness, result.outcomes)
+            self.recorder.record(
+                False, result.metrics, result.scores, staleness, result.outcomes, result.practice
+            )
             return [placement]  # fresh weights, fresh work
         if result.grads is not None:
             self.recorder.received(compression.nbytes(result.grads))
@@ -304,6 +311,7 @@ def _apply_average(
         [s for r in results for s in r.scores],
         staleness,
         [o for r in results for o in r.outcomes],
+        [o for r in results for o in r.practice],
     )
 
 
@@ -313,7 +321,12 @@ def _count_rejected(rule: UpdateRule, result: GradientResult, version: int) -> N
     if result.rejected:
         rule.store.reject("non-finite on the host")
         rule.recorder.record(
-            False, result.metrics, result.scores, rule.store.version - version, result.outcomes
+            False,
+            result.metrics,
+            result.scores,
+            rule.store.version - version,
+            result.outcomes,
+            result.practice,
         )
 
 

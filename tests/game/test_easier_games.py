@@ -9,6 +9,7 @@ from sc2dask.game.easier_games import levels_below
 from sc2dask.game.pysc2lib import sc2_env
 from sc2dask.runtime.rollout import _Record
 from sc2dask.runtime.slot import Step
+from sc2dask.training.recorder import Progress, Recorder
 
 HARD = sc2_env.Difficulty.hard
 
@@ -54,3 +55,14 @@ def test_a_practice_game_is_learnt_from_but_not_counted():
     record.stepped(Step(1.0, True, 5000.0, 1))
     assert record.rewards == [-1.0, 1.0]  # both paid
     assert record.outcomes == [1] and record.scores == [5000.0]  # one counted
+    assert record.practice == [-1]  # and the other apart
+
+
+@pytest.mark.unit
+def test_the_run_reports_the_practice_games_win_rate_apart():
+    progress = Progress()
+    recorder = Recorder(progress, 0.0, lambda: 0, lambda: None, 0)
+    recorder.record(1, {"steps": 10.0}, [120.0], 0, outcomes=[-1], practice=[1, 1, -1, 1])
+    assert progress.win_rate_last_100 == 0.0 and progress.episodes == 1
+    assert progress.practice_win_rate_last_100 == 0.75
+    assert progress.history[-1]["practice_win_rate_last_100"] == 0.75
