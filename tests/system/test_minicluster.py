@@ -21,6 +21,8 @@ from minicluster import MiniCluster, node_name  # noqa: E402
 pytestmark = [
     pytest.mark.cluster,
     pytest.mark.slow,
+    # one miniature cluster at a time: its namespaces, links and cgroups have fixed names
+    pytest.mark.xdist_group("minicluster"),
     pytest.mark.skipif(
         minicluster.unavailable_reason() is not None, reason=minicluster.unavailable_reason() or ""
     ),

@@ -203,20 +203,21 @@ def test_checkpoint_then_resume_restores_weights_and_optimizer_exactly(client, t
 def test_a_melee_run_plays_whole_games_with_macro_actions_and_counts_outcomes(client, tmp_path):
     """Simple64's defaults (macro actions, the outcome as reward) against the VeryEasy bot:
     games end, the summary counts them, and the checkpoint remembers that its env takes
-    macros, so evaluating it plays them too."""
+    macros and renders no feature layers, so evaluating it plays the same."""
     summary = train(
         client=client,
         map="Simple64",
         opponent="bot:terran:very_easy",
         envs=1,
-        step_mul=32,
-        max_steps=920,  # past the 30 game minutes (900 steps) that end a game as a tie
+        step_mul=64,
+        max_steps=460,  # past the 30 game minutes (450 steps) that end a game as a tie
         checkpoint_dir=str(tmp_path),
         agent_overrides=dict(screen=16, minimap=16),
     ).wait(timeout=600)
     assert summary["episodes"] >= 1
     assert summary["wins"] + summary["draws"] + summary["losses"] == summary["episodes"]
-    assert checkpoint.checkpoint_env(tmp_path)["macro_actions"] is True
+    trained = checkpoint.checkpoint_env(tmp_path)
+    assert trained["macro_actions"] is True and trained["feature_layers"] is False
 
 
 def test_a_killed_game_is_restarted_and_training_goes_on(client):
