@@ -264,37 +264,33 @@ def _snapshot(msg: raw_pb2.Unit, unit: Unit, on_screen: bool) -> None:
     the game's start: a snapshot (raw.proto's DisplayType Snapshot) of its type, place
     and size, without its contents. Bots map a game's bases from them (python-sc2's
     ``expansion_locations`` reads them on the first step)."""
-    t = unit.type
-    msg.display_type = raw_pb2.Snapshot
+    _shown(msg, unit, raw_pb2.Snapshot, on_screen)
+    msg.build_progress = 1.0
+
+
+def _shown(msg: raw_pb2.Unit, unit: Unit, display_type: int, on_screen: bool) -> None:
+    """What the game shows of any unit it reports: who and what it is, and where."""
+    msg.display_type = display_type
     msg.alliance = unit.alliance
     msg.tag = unit.tag
-    msg.unit_type = t.type_id
+    msg.unit_type = unit.type.type_id
     msg.owner = unit.owner
     msg.pos.x, msg.pos.y, msg.pos.z = unit.x, unit.y, render.TERRAIN_HEIGHT
-    msg.radius = t.radius
-    msg.build_progress = 1.0
+    msg.radius = unit.type.radius
     msg.cloak = raw_pb2.NotCloaked
     msg.is_on_screen = on_screen
 
 
 def _raw_unit(msg: raw_pb2.Unit, world, unit: Unit, selected: bool, on_screen: bool) -> None:
     t = unit.type
-    msg.display_type = raw_pb2.Visible
-    msg.alliance = unit.alliance
-    msg.tag = unit.tag
-    msg.unit_type = t.type_id
-    msg.owner = unit.owner
-    msg.pos.x, msg.pos.y, msg.pos.z = unit.x, unit.y, render.TERRAIN_HEIGHT
+    _shown(msg, unit, raw_pb2.Visible, on_screen)
     msg.facing = unit.facing % (2 * math.pi)  # the game reports 0..2pi
-    msg.radius = t.radius
     msg.build_progress = unit.build_progress
     if t.has_minerals and t.is_structure:
         msg.mineral_contents = unit.contents
     elif t.has_vespene:
         msg.vespene_contents = unit.contents
-    msg.cloak = raw_pb2.NotCloaked
     msg.is_selected = selected
-    msg.is_on_screen = on_screen
     msg.is_powered = False
     msg.health = unit.health
     msg.health_max = t.health
