@@ -2,10 +2,12 @@
 quotas, training through them, and a teardown that survives SIGTERM and SIGKILL."""
 
 import contextlib
+import fcntl
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import psutil
@@ -28,6 +30,16 @@ pytestmark = [
     ),
 ]
 TINY = dict(action_set="move", screen=16, minimap=16)
+
+
+@pytest.fixture(autouse=True)
+def one_minicluster_at_a_time():
+    """Its namespaces, links and cgroups have fixed names, and each cluster starts by
+    removing any it finds: a lock on a file keeps two test processes (pytest-xdist) from
+    building one at a time into each other."""
+    with open(Path(tempfile.gettempdir()) / f"{minicluster.PREFIX}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def _leftovers() -> list[str]:
