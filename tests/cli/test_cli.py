@@ -68,7 +68,7 @@ def test_the_mode_from_the_environment_is_trained_until_max_minutes_then_checkpo
     assert len(lines) == 1, done.stdout  # --json: one JSON object and nothing else
     summary = json.loads(lines[0])
     assert summary["mode"] == "sync" and 0 < summary["agent_steps"] < 1_000_000_000
-    assert 30 <= summary["wall_s"] < 30 + 60  # the budget, then one update's worth
+    assert 90 <= summary["wall_s"] < 90 + 60  # the budget, then one update's worth
     state = json.loads(
         (checkpoints / (checkpoints / "LATEST").read_text().strip() / "state.json").read_text()
     )
