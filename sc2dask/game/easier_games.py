@@ -40,9 +40,13 @@ class EasierGames(base_env_wrapper.BaseEnvWrapper):
         self._share = share if self._below else 0.0
         self._rng = np.random.default_rng(seed)
         self.practice = False
+        self._games = 0
 
     def reset(self, *args, **kwargs):
-        self.practice = bool(self._rng.random() < self._share)
+        # The first game was made with the env, against the opponent; the next ones are
+        # made as they start, from the players list (pysc2's reset restarts from its 2nd).
+        self.practice = bool(self._games and self._rng.random() < self._share)
+        self._games += 1
         level = self._below[self._rng.integers(len(self._below))] if self.practice else None
         game = self._env
         while isinstance(game, base_env_wrapper.BaseEnvWrapper):
