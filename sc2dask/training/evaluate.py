@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
+from typing import TypedDict
 
 from ..game import EnvConfig, load_agent_class, plays_macros
 from ..game.recording import check_layer
@@ -73,7 +74,6 @@ def evaluate(
     if opts.video:
         check_video_path(opts.video)
         check_layer(opts.video_layer)
-    own = agent_env(agent)
     config = config or EnvConfig(
         opts.map,
         screen=opts.screen,
@@ -81,8 +81,7 @@ def evaluate(
         step_mul=opts.step_mul,
         race=opts.race,
         opponent=opts.opponent,
-        macro_actions=own["macro_actions"],
-        feature_layers=own["feature_layers"],
+        **agent_env(agent),
     )
     if opts.video and not config.feature_layers:  # the video draws the feature layers
         config = dataclasses.replace(config, feature_layers=True)
@@ -123,7 +122,14 @@ def evaluate(
     )
 
 
-def agent_env(agent: str) -> dict[str, bool]:
+class AgentEnv(TypedDict):
+    """The ``EnvConfig`` fields an agent decides (``checkpoint.OWN_ENV_FIELDS``)."""
+
+    macro_actions: bool
+    feature_layers: bool
+
+
+def agent_env(agent: str) -> AgentEnv:
     """The ``EnvConfig`` fields that are ``agent``'s own (``checkpoint.OWN_ENV_FIELDS``):
     a checkpoint's as it was trained; else whether its class plays macros
     (``sc2dask.game.plays_macros``), with feature layers."""
