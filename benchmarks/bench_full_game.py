@@ -176,7 +176,7 @@ def plot(rows: list[dict], out: Path, title: str, candidate: list[str]) -> None:
         values = [r[key] for r in rows]
         axes[row][0].plot(steps, values, label="against the opponent")
         axes[row][1].plot(minutes, values)
-        practice = [float(r.get("practice_win_rate_last_100") or "nan") for r in rows]
+        practice = [float(r.get("practice_win_rate_last_100", math.nan)) for r in rows]
         if key == "win_rate_last_100" and not all(math.isnan(v) for v in practice):
             axes[row][0].plot(steps, practice, label="against easier bots (easier-games)")
             axes[row][1].plot(minutes, practice)

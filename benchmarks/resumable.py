@@ -119,7 +119,7 @@ def curve_up_to(path: Path, steps: int) -> list[dict]:
 def write_curve(path: Path, rows: list[dict], columns: list[str]) -> None:
     tmp = path.with_suffix(".tmp")
     with open(tmp, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=columns)
+        writer = csv.DictWriter(f, fieldnames=columns, restval="nan")  # a column added since
         writer.writeheader()
         writer.writerows(rows)
     os.replace(tmp, path)
