@@ -237,11 +237,14 @@ class ObservationEncoder:
     def encode(self, observation) -> dict[str, np.ndarray]:
         """One pysc2 observation (``TimeStep.observation``) as compact arrays."""
         spec = self._spec
+        # The mask and the counts read one board: converting the raw units is most of
+        # an encoding's cost.
+        board = macros.Board.read(observation) if self.action_set.macros else None
         encoded = {
             "player": np.log1p(np.maximum(np.asarray(observation["player"], np.float32), 0)),
             "available": (
-                macros.available(observation)
-                if self.action_set.macros
+                macros.available(observation, board)
+                if board is not None
                 else self._available(observation["available_actions"])
             ),
         }
@@ -250,7 +253,7 @@ class ObservationEncoder:
                 self._screen_index
             ].astype(spec["screen"].dtype)
         if "macro" in spec:
-            encoded["macro"] = macro_state.macro_state(observation)
+            encoded["macro"] = macro_state.macro_state(observation, board)
         if "minimap" in spec:
             encoded["minimap"] = np.asarray(observation["feature_minimap"])[
                 self._minimap_index

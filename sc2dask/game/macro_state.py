@@ -41,9 +41,10 @@ NAMES = (
 )
 
 
-def macro_state(observation) -> np.ndarray:
-    """[len(NAMES)] float32: one observation's numbers, named by ``NAMES``."""
-    board = Board.read(observation)
+def macro_state(observation, board: Board | None = None) -> np.ndarray:
+    """[len(NAMES)] float32: one observation's numbers, named by ``NAMES`` (``board``: its
+    board, where the caller has read it already)."""
+    board = board or Board.read(observation)
     player = observation["player"]
     hall = board.hall
     enemies = [u for u in board.raw if u.alliance == ENEMY]

@@ -183,12 +183,13 @@ class Board:
         }
 
 
-def available(observation) -> np.ndarray:
-    """[len(MACROS)] bool: the macros that can act on this observation. It reads the
-    observation alone, so a policy's mask and the env's actions agree, but for a few
-    cases the mask cannot see, which play no_op: every building site refused three
-    times, no mineral field left, no target and no command center to attack from."""
-    can = Board.read(observation).can()
+def available(observation, board: Board | None = None) -> np.ndarray:
+    """[len(MACROS)] bool: the macros that can act on this observation (``board``: its
+    board, where the caller has read it already). It reads the observation alone, so a
+    policy's mask and the env's actions agree, but for a few cases the mask cannot see,
+    which play no_op: every building site refused three times, no mineral field left, no
+    target and no command center to attack from."""
+    can = (board or Board.read(observation)).can()
     return np.array([can[name] for name in MACROS], bool)
 
 
