@@ -21,7 +21,7 @@ SPATIAL = ("screen", "screen2")  # heads whose logits come from the screen's lay
 
 
 @dataclasses.dataclass(frozen=True)
-class Config:
+class ReinforceConfig:
     """Fields named like sc2dask's agent settings take the run's values."""
 
     action_set: str = "move"
@@ -34,7 +34,7 @@ class Config:
 
 
 class LinearPolicy:
-    def __init__(self, config: Config, obs_spec):
+    def __init__(self, config: ReinforceConfig, obs_spec):
         self.obs_spec = {k: tuple(v) for k, v in obs_spec.items()}
         self.encoder = ObservationEncoder(self.obs_spec, config)
         self.actions = self.encoder.action_set
@@ -85,7 +85,7 @@ class LinearPolicy:
 class Reinforce:
     """REINFORCE with the batch's mean return as its baseline, and plain gradient steps."""
 
-    def __init__(self, config: Config, policy: LinearPolicy):
+    def __init__(self, config: ReinforceConfig, policy: LinearPolicy):
         self.config, self.policy = config, policy
 
     def prepare(self, gradients: bool = True, apply: bool = True) -> None:
@@ -137,9 +137,9 @@ class Reinforce:
 class Agent:
     """What ``--agent-class`` names: the factory of the policy and the learner."""
 
-    Config = Config
+    Config: type = ReinforceConfig
 
-    def __init__(self, config: Config):
+    def __init__(self, config: ReinforceConfig):
         self.config = config
 
     def make_policy(self, obs_spec) -> LinearPolicy:

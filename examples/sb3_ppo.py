@@ -14,6 +14,7 @@ pysc2 call it stands for). PPO has no action mask, so an unavailable action play
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 import gymnasium
 from stable_baselines3 import PPO
@@ -23,7 +24,7 @@ from stable_baselines3.common.monitor import Monitor
 
 import sc2dask.gym
 
-ENV_KWARGS = {  # what MoveToBeacon needs: the marine, the beacon, a move at a point
+ENV_KWARGS: dict[str, Any] = {  # what MoveToBeacon needs: the marine, the beacon, a move at a point
     "screen": 16,
     "minimap": 16,
     "action_set": "move",

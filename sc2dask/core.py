@@ -216,8 +216,13 @@ class Policy(Protocol):
     and stores the row a trajectory began with (``Trajectory.initial_state``).
     """
 
-    obs_spec: dict[str, tuple]  # pysc2's observation spec it was built for, saved with it
-    encoder: Encoder
+    # Read-only members (properties here, so a plain attribute of a narrower type conforms).
+    @property
+    def obs_spec(self) -> Mapping[str, tuple]:
+        """pysc2's observation spec it was built for, saved with its checkpoints."""
+
+    @property
+    def encoder(self) -> Encoder: ...
 
     def initial_state(self, batch_size: int) -> State:
         """The memory at an episode's start, ``batch_size`` rows; {} for a policy without."""
@@ -252,7 +257,9 @@ class Learner(Protocol):
     gradients with NaN or inf, and ValueError for malformed input.
     """
 
-    policy: Policy
+    @property
+    def policy(self) -> Policy:
+        """The policy whose weights it learns (a plain attribute conforms)."""
 
     def compute_gradients(self, trajectories: Sequence[Trajectory]) -> tuple[Weights, Metrics]:
         """The gradients of the loss (to descend) and the learner's metrics."""
@@ -298,7 +305,7 @@ class Agent(Protocol):
     policy or learner from it and the env's observation spec.
     """
 
-    Config: type
+    Config: type  # a dataclass
 
     def __init__(self, config: Any) -> None: ...
 

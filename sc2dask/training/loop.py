@@ -33,6 +33,7 @@ from .pool import EnvPool
 from .recorder import Progress, Recorder
 from .run_settings import RunSettings, resolve_run
 from .store import ParameterStore
+from .tensorboard import ScalarWriter
 from .updates import UpdateRule, make_update_rule
 
 log = logging.getLogger(__name__)
@@ -220,6 +221,7 @@ class _Run:
             self.store = store = ParameterStore(self._make_learner())
             if saved:
                 self._restore(*saved)
+            summaries = self._summary_writer()
             self.recorder = Recorder(
                 self.progress,
                 self.started,
@@ -227,7 +229,7 @@ class _Run:
                 self.checkpoint,
                 opts.checkpoint_every,
                 publisher,
-                self._summary_writer(),
+                summaries,
                 self.on_update,
             )
             rule = make_update_rule(
@@ -243,6 +245,8 @@ class _Run:
             finally:  # a run that fails keeps what it learned
                 self.checkpoint()
                 publisher.flush()
+                if summaries is not None:
+                    summaries.close()
             self._game_restarts = self.pool.stats()["game_restarts"]
 
     def _dispatch(self, rule: UpdateRule) -> None:
@@ -287,13 +291,11 @@ class _Run:
             pass
         return learner
 
-    def _summary_writer(self):
+    def _summary_writer(self) -> ScalarWriter | None:
         """TensorBoard summaries next to the checkpoints, when there is a checkpoint dir."""
         if not self.settings.checkpoint_dir:
             return None
-        import tensorflow as tf
-
-        return tf.summary.create_file_writer(f"{self.settings.checkpoint_dir}/tensorboard")
+        return ScalarWriter(f"{self.settings.checkpoint_dir}/tensorboard")
 
     def checkpoint(self) -> None:
         """Save weights, optimizer state, counters and settings (with a checkpoint dir)."""

@@ -15,6 +15,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .tensorboard import ScalarWriter
+
 
 @dataclasses.dataclass
 class Progress:
@@ -83,7 +85,7 @@ class Recorder:
         checkpoint: Callable[[], None],
         checkpoint_every: int,
         publisher=None,
-        summaries=None,
+        summaries: ScalarWriter | None = None,
         on_update=None,
     ):
         self.progress = progress
@@ -159,14 +161,6 @@ class Recorder:
             self._checkpoint()
             self.checkpointed_at = p.updates
         if self._summaries is not None:
-            self._write_summaries(row, p.agent_steps)
+            self._summaries.write(row, p.agent_steps)
         if self._on_update is not None:
             self._on_update(p)
-
-    def _write_summaries(self, row: dict, step: int) -> None:
-        import tensorflow as tf
-
-        with self._summaries.as_default(step=step):
-            for key, value in row.items():
-                if isinstance(value, (int, float)) and np.isfinite(value):
-                    tf.summary.scalar(key, value)

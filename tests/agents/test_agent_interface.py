@@ -28,7 +28,7 @@ class NoConfig:
         ("nonsense", "is not module:Class"),
         ("no_such_module:Agent", "cannot import 'no_such_module'"),
         ("examples.custom_agent:Nothing", "has no class 'Nothing'"),
-        ("examples.custom_agent:Config", "is not an agent: it has no Config"),
+        ("examples.custom_agent:ReinforceConfig", "is not an agent: it has no Config"),
         (
             f"{__name__}:NoConfig",
             "has no Config (a dataclass of its hyperparameters), make_learner",
