@@ -135,6 +135,21 @@ SPECIFIC = {a.remaps_to: a.ability_id for a in ABILITIES.values() if a.remaps_to
 # --- unit types -------------------------------------------------------------------------
 
 
+# Attack timing: the game's weapon data, as mirrored in Ahli/sc2xml at 9e9e87c (version
+# 5.0.14.93333); C is mods/core.sc2mod/base.sc2data/gamedata/weapondata.xml, L, LM and VM
+# the same file of liberty.sc2mod, libertymulti.sc2mod and voidmulti.sc2mod. An attack
+# starts when the weapon is ready and the target in range; its damage comes DamagePoint
+# later (a unit killed before then deals none), and the unit then stands for Backswing
+# unless it is given a new order; the weapon is ready again Period after the start. Each
+# period gets CWeaponLegacy's RandomDelayMin/Max (C, l.35-36): -0.0625 to +0.125 s.
+RANDOM_DELAY_LOOPS = (-0.0625 * LOOPS_PER_SECOND, 0.125 * LOOPS_PER_SECOND)
+DAMAGE_POINT = 0.167 * LOOPS_PER_SECOND  # CWeapon's default DamagePoint (C, l.17)
+BACKSWING = 0.5 * LOOPS_PER_SECOND  # CWeapon's default Backswing (C, l.18)
+# CWeapon's default RangeSlop (C, l.13): a target may be this far beyond the weapon's
+# range when the damage point comes and still be hit.
+RANGE_SLOP = 1.0
+
+
 @dataclasses.dataclass(frozen=True)
 class UnitType:
     type_id: int
@@ -146,9 +161,13 @@ class UnitType:
     damage: float = 0.0
     bonus_vs_light: float = 0.0
     weapon_range: float = 0.0
-    cooldown: float = 0.0  # game loops between shots
+    cooldown: float = 0.0  # game loops between shots (the weapon's Period)
+    damage_point: float = 0.0  # game loops from an attack's start to its damage
+    backswing: float = 0.0  # game loops the unit stands after the damage
+    missile_speed: float = 0.0  # world units per loop of its missile; 0: instant damage
+    structure_damage: float = 0.0  # a splash's damage to structures, armour ignored
     sight: float = 9.0
-    acquire_range: float = 0.0  # how far an idle unit notices enemies (calibrated)
+    acquire_range: float = 0.0  # how far an idle unit notices enemies (MinScanRange)
     light: bool = False
     armored: bool = False
     army: bool = True  # counts towards army_count / select_army
@@ -203,9 +222,11 @@ MARINE = UnitType(
     radius=0.375,
     damage=6,
     weapon_range=5,
-    cooldown=0.861 * LOOPS_PER_SECOND,
+    cooldown=0.8608 * LOOPS_PER_SECOND,  # GuassRifle: L l.203, VM l.107
+    damage_point=0.05 * LOOPS_PER_SECOND,
+    backswing=0.75 * LOOPS_PER_SECOND,
     sight=9,
-    acquire_range=6,
+    acquire_range=5.5,  # GuassRifle's MinScanRange (VM l.107)
     light=True,
     food=1,
     mineral_cost=50,
@@ -224,7 +245,9 @@ ZERGLING = UnitType(
     radius=0.375,
     damage=5,
     weapon_range=0.1,
-    cooldown=0.696 * LOOPS_PER_SECOND,
+    cooldown=0.696 * LOOPS_PER_SECOND,  # Claws: L l.357, the default damage point
+    damage_point=DAMAGE_POINT,
+    backswing=BACKSWING,
     sight=8,
     acquire_range=5,
     light=True,
@@ -243,8 +266,14 @@ ROACH = UnitType(
     speed=_per_loop(2.25),
     radius=0.5,
     damage=16,
-    weapon_range=4,
+    weapon_range=4,  # AcidSaliva: L l.339, range 4 in LM l.9
     cooldown=2.0 * LOOPS_PER_SECOND,
+    damage_point=DAMAGE_POINT,
+    backswing=BACKSWING,
+    # AcidSaliva launches a missile (L/effectdata.xml l.2136, CEffectLaunchMissile) whose
+    # mover flies at 18.75 a second (L/moverdata.xml l.670); its acceleration (3200) is
+    # reached within a loop. Not emulated: its 0.6 minimum range and its melee weapon.
+    missile_speed=_per_loop(18.75),
     sight=9,
     acquire_range=5,
     armored=True,
@@ -266,9 +295,14 @@ BANELING = UnitType(
     bonus_vs_light=19,
     weapon_range=0.25,
     cooldown=1,
+    # VolatileBurst: L l.463, DamagePoint 0. Its effects (L/effectdata.xml l.1739):
+    # 16 (+19 to light, VM l.1025) to units within 2.2 of their edge, and 80 to structures
+    # with no armour reduction (l.1052); then the baneling dies. A baneling killed first
+    # bursts the same way (L/behaviordata.xml l.1141: BanelingExplode's DeathResponse).
     sight=8,
     acquire_range=5,
     splash_radius=2.2,
+    structure_damage=80,
     food=0.5,
     mineral_cost=50,
     race=common_pb2.Zerg,
@@ -299,8 +333,10 @@ SCV = UnitType(
     speed=_per_loop(2.8125),
     radius=0.375,
     damage=5,
-    weapon_range=0.1,
+    weapon_range=0.2,  # FusionCutter: VM l.102 (L l.195 gives 0.1)
     cooldown=1.5 * LOOPS_PER_SECOND,
+    damage_point=DAMAGE_POINT,
+    backswing=BACKSWING,
     sight=8,
     acquire_range=0,
     light=True,

@@ -58,6 +58,9 @@ class Unit:
     tag: int = 0  # assigned by World.spawn, unique within a game
     orders: list[Order] = dataclasses.field(default_factory=list)
     cooldown: float = 0.0  # loops until the weapon may fire again
+    strike: tuple[int, int] | None = None  # (game loop, target tag) of an attack's damage
+    stands_until: int = 0  # the game loop its backswing ends: till then it does not move
+    burst: bool = False  # a baneling that has burst (it bursts once, attacking or killed)
     target: int | None = None  # tag being auto-attacked when idle
     leash: tuple[float, float] | None = None  # where an idle chase started
     holding: bool = False

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from . import economy
+from . import combat, economy
 from .gamedata import LOOPS_PER_SECOND, PRODUCER_IDS, SCV, UnitType
 from .score import ScoreStats
 from .units import Order, Owner, Unit
@@ -26,10 +26,6 @@ END_DELAY_LOOPS = 2 * LOOPS_PER_SECOND
 # When a unit stops closing in on its move target this close to it, the move is done.
 STALL_LOOPS = 8
 STALL_RADIUS = 2.5
-# Idle units this close to an attacked ally join the fight (calibrated: random agents
-# must not win DefeatZerglingsAndBanelings fights piecemeal, as they cannot in the game).
-HELP_RADIUS = 8.0
-RANGE_SLACK = 1e-3  # world units: in range means within this of the weapon's reach
 
 
 @dataclasses.dataclass
@@ -82,6 +78,8 @@ class World:
         # centres span (x0, y0, x1, y1)
         self._roster_cells: dict[Owner, dict[tuple[int, int], list]] = {}
         self._roster_boxes: dict[Owner, tuple[float, float, float, float]] = {}
+        self.strikes: list[Unit] = []  # units between an attack's start and its damage
+        self.missiles: list[tuple[int, Unit, int]] = []  # (arrival loop, shooter, target tag)
         scenario.setup(self)
         self._update_fog()
 
@@ -197,13 +195,12 @@ class World:
             self._roster_boxes = {
                 owner: _box(units) for owner, units in self._rosters.items() if units
             }
+            combat.land_due(self)  # this loop's damage, together, before anyone acts
             for unit in acting:
-                if unit.alive:  # a unit killed earlier in this loop fires no last shot
+                if unit.alive:  # a unit killed earlier in this loop starts no attack
                     self._act(unit)
             self._resolve_collisions()
-            for unit in [u for u in self.units.values() if not u.alive]:
-                self.remove(unit)
-                self.scenario.on_death(self, unit)
+            self._remove_the_dead()
             self.scenario.on_loop(self)
         self.game_loop += 1
         if self.game_loop % LOOPS_PER_SECOND == 0:
@@ -213,6 +210,18 @@ class World:
             self.end(self._end_result)
         elif self.game_loop >= self.scenario.time_limit_loops:
             self.end(self.scenario.timeout_result)
+
+    def _remove_the_dead(self) -> None:
+        """The units killed in this loop; a baneling among them bursts as it dies, which
+        may kill more."""
+        dead = [u for u in self.units.values() if not u.alive]
+        while dead:
+            for unit in dead:
+                self.remove(unit)
+                self.scenario.on_death(self, unit)
+                if unit.type.splash_radius:
+                    combat.burst(self, unit)
+            dead = [u for u in self.units.values() if not u.alive]
 
     # --- unit behaviour ----------------------------------------------------------------
 
@@ -238,12 +247,12 @@ class World:
             if target is None or not target.alive:
                 unit.orders.pop(0)
             else:
-                self._engage(unit, target, may_move=True)
+                combat.engage(self, unit, target, may_move=True)
         elif order.kind in ("attack", "patrol"):
             enemy = self._acquire(unit, unit.type.acquire_range)
             if enemy is not None:
                 order.stalled = 0
-                self._engage(unit, enemy, may_move=True)
+                combat.engage(self, unit, enemy, may_move=True)
             elif self.move_towards(unit, *order.point, stop_at=0.0) or self._stalled(unit, order):
                 if order.kind == "patrol":
                     order.point, order.origin = order.origin, order.point
@@ -283,7 +292,7 @@ class World:
             if target is None:
                 return
             unit.target, unit.leash = target.tag, (unit.x, unit.y)
-        self._engage(unit, target, may_move=not unit.holding)
+        combat.engage(self, unit, target, may_move=not unit.holding)
 
     def _acquire(self, unit: Unit, reach: float) -> Unit | None:
         """The nearest visible enemy within ``reach`` of the unit's edge."""
@@ -311,71 +320,6 @@ class World:
                     if d <= reach and (d, order) < best_key:
                         best, best_key = other, (d, order)
         return best
-
-    def _engage(self, unit: Unit, target: Unit, may_move: bool) -> None:
-        """Close in if out of range, then fire if in range, in the same loop.
-
-        A unit closes in to just inside its range: stopping exactly at it left float
-        rounding to decide, and a unit a hair beyond its range neither fired nor moved
-        again (idle roaches stood under fire). And it may fire in the loop it arrives,
-        as in the game: a melee unit that the crowd pushes back a little each loop
-        would otherwise lose loops stepping in again before each strike."""
-        reach = unit.type.weapon_range + unit.type.radius + target.type.radius
-        if unit.distance_to(target.x, target.y) > reach + RANGE_SLACK:
-            if not may_move:
-                return
-            self.move_towards(unit, target.x, target.y, stop_at=reach - RANGE_SLACK)
-            if unit.distance_to(target.x, target.y) > reach + RANGE_SLACK:
-                return
-        unit.facing = math.atan2(target.y - unit.y, target.x - unit.x)
-        if unit.cooldown <= 0:
-            self._fire(unit, target)
-
-    def _fire(self, unit: Unit, target: Unit) -> None:
-        unit.cooldown = unit.type.cooldown
-        if unit.type.splash_radius:  # a baneling detonates and dies
-            for other in list(self.units.values()):
-                if (
-                    other.owner not in (unit.owner, Owner.NEUTRAL)
-                    and other.alive
-                    and unit.distance_to(other.x, other.y)
-                    <= unit.type.splash_radius + other.type.radius
-                ):
-                    self._damage(unit, other)
-            unit.health = 0
-            return
-        self._damage(unit, target)
-
-    def _damage(self, attacker: Unit, target: Unit) -> None:
-        amount = attacker.type.damage + (attacker.type.bonus_vs_light if target.type.light else 0)
-        amount = max(0.5, amount - target.type.armor)
-        amount = min(amount, target.health)
-        target.health -= amount
-        dealer, taker = self.players.get(attacker.owner), self.players.get(target.owner)
-        if dealer is not None:
-            dealer.stats.damage_dealt += amount
-        if taker is not None:
-            taker.stats.damage_taken += amount
-        if not target.alive:
-            if dealer is not None:
-                dealer.stats.killed(target.type)
-            if taker is not None:
-                taker.stats.lost(target.type)
-        self._call_for_help(target, attacker)
-
-    def _call_for_help(self, victim: Unit, attacker: Unit) -> None:
-        """An attacked unit, and idle allies near it, turn on the attacker (engine default)."""
-        for unit in self.units.values():
-            if (
-                unit.owner == victim.owner
-                and unit.alive
-                and unit.type.can_attack
-                and not unit.orders
-                and unit.target is None
-                and not unit.holding
-                and (unit is victim or unit.distance_to(victim.x, victim.y) <= HELP_RADIUS)
-            ):
-                unit.target, unit.leash = attacker.tag, (unit.x, unit.y)
 
     def move_towards(self, unit: Unit, x: float, y: float, stop_at: float) -> bool:
         """Walk at unit speed; True once within ``stop_at`` of (x, y) (or on it)."""
@@ -617,6 +561,8 @@ class World:
             if unit.owner != owner or unit.type.speed == 0:
                 continue
             unit.target, unit.leash = None, None
+            if not queue:
+                combat.cancel(unit)
             if order is None or order.kind == "hold":
                 unit.orders.clear()
                 unit.holding = order is not None
