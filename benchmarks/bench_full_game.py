@@ -5,7 +5,7 @@ each bot level asked for.
     python benchmarks/bench_full_game.py --opponent bot:terran:very_easy --minutes 180
     nohup python benchmarks/bench_full_game.py --minutes 180 --json &
 
-A run lives in ``benchmarks/results/fullgame/<opponent>-<action set>-<reward>/``: ``curve.csv``,
+A run lives in ``benchmarks/results/fullgame/<opponent>-<action set>-<reward>/``: ``curve.csv.gz``,
 ``curve.png`` (copied to ``docs/results/img/fullgame/``), ``row.json`` and
 ``checkpoints/`` (not committed). Like ``bench_minigames.py`` it resumes from its last
 checkpoint until the wall time reaches ``--minutes`` in all, and the row names the commit

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from distributed import Client
+from resumable import open_text
 
 import sc2dask
 from sc2dask.cli.flags import add_setting_flags, given
@@ -93,7 +94,7 @@ def main():
         summary = run.wait()
         timer.cancel()
     history = run.progress.history
-    with open(out.with_suffix(".csv"), "w", newline="") as f:
+    with open_text(out.with_suffix(".csv.gz"), "w") as f:
         writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(history)
@@ -115,7 +116,7 @@ def main():
             f"mean score never reached {args.target:g} (final {summary['mean_score_last_100']:.2f})"
         )
     plot(history, out, run)
-    print(f"curve: {out} and {out.with_suffix('.csv')}")
+    print(f"curve: {out} and {out.with_suffix('.csv.gz')}")
     if args.json:
         print(
             json.dumps(

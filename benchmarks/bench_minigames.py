@@ -4,7 +4,7 @@ clip of the trained agent, and one row of the table on ``docs/results/minigames.
     python benchmarks/bench_minigames.py --maps all --minutes 60 --envs 4 --json
     nohup python benchmarks/bench_minigames.py --maps DefeatRoaches --minutes 30 &
 
-A map's run lives in ``benchmarks/results/minigames/<map>/``: ``curve.csv`` and
+A map's run lives in ``benchmarks/results/minigames/<map>/``: ``curve.csv.gz`` and
 ``curve.png``, ``row.json`` (its row of the table), ``clip.gif`` (both copied to
 ``docs/results/img/minigames/``), and ``checkpoints/`` (not committed). Runs are resumable: the same command again (or after a kill) continues from
 the last checkpoint until the map's wall time reaches ``--minutes`` in all, and a map whose

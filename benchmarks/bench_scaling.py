@@ -45,6 +45,7 @@ from sc2dask.settings import Compression, Mode
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 from minicluster import MiniCluster, MiniClusterUnavailable, node_name  # noqa: E402
+from resumable import open_text  # noqa: E402
 
 WINDOW = 100  # episodes in the mean a common score is read from
 METRICS = {"score": "mean_score_last_100", "win_rate": "win_rate_last_100"}  # --metric
@@ -130,7 +131,7 @@ def main(argv=None) -> int:
     except MiniClusterUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    with open(out.with_suffix(".csv"), "w", newline="") as f:
+    with open_text(out.with_suffix(".csv.gz"), "w") as f:
         writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(history)
@@ -138,7 +139,7 @@ def main(argv=None) -> int:
     figures = summarise(results, args, history)
     for line in explain(figures, args):
         print(line)
-    print(f"curves: {out} and {out.with_suffix('.csv')}")
+    print(f"curves: {out} and {out.with_suffix('.csv.gz')}")
     if args.json:
         print(json.dumps(_finite(figures)))
     return 0

@@ -3,14 +3,16 @@
 ``train_within`` trains until the run's wall time reaches the budget in all: run the same
 command again after a kill (or in the next session) and it resumes from the last
 checkpoint, drops the curve rows past it, and trains only the time left. The curve (one
-row per update, ``columns`` of the run's history) is kept in ``curve.csv`` beside the
-checkpoints, rewritten atomically as often as checkpoints are made.
+row per update, ``columns`` of the run's history) is kept in ``curve.csv.gz`` beside the
+checkpoints, rewritten atomically as often as checkpoints are made: gzipped, as every
+curve under benchmarks/results is (a plain CSV of a long run is megabytes).
 """
 
 from __future__ import annotations
 
 import csv
 import dataclasses
+import gzip
 import math
 import os
 import threading
@@ -21,6 +23,7 @@ from sc2dask.training import checkpoint
 from sc2dask.training.run_settings import resolve_run
 
 CHECKPOINT_EVERY = 50  # updates: at most this much training is lost to a kill
+CURVE = "curve.csv.gz"
 
 
 def train_within(
@@ -35,13 +38,13 @@ def train_within(
     if resume:
         refuse_other_settings(saved, state, settings)
     steps = int(state["agent_steps"])
-    curve = curve_up_to(folder / "curve.csv", steps)
+    curve = curve_up_to(folder / CURVE, steps)
     spent = curve[-1]["wall_s"] if curve else 0.0
     left = minutes * 60 - spent
     if left > 5:
         print(f"{label}: {f'resuming at {round(spent)} s' if resume else 'starting'}", flush=True)
         curve += _segment(client, folder, curve, left, spent, resume, columns, label, settings)
-        write_curve(folder / "curve.csv", curve, columns)
+        write_curve(folder / CURVE, curve, columns)
     return curve
 
 
@@ -56,7 +59,7 @@ def _segment(client, folder, before, seconds, offset, resume, columns, label, se
         row = progress.history[-1]
         rows.append({k: row.get(k, math.nan) for k in columns} | {"wall_s": offset + row["wall_s"]})
         if len(rows) % CHECKPOINT_EVERY == 0:
-            write_curve(folder / "curve.csv", before + rows, columns)
+            write_curve(folder / CURVE, before + rows, columns)
         if len(rows) % 200 == 0:
             print(
                 f"{label}: {row['agent_steps']:>9} steps {rows[-1]['wall_s'] / 60:6.1f} min  "
@@ -108,21 +111,31 @@ def _plain(value):
 
 
 def curve_up_to(path: Path, steps: int) -> list[dict]:
-    """The curve so far, without rows past the checkpoint a resumed run starts from."""
+    """The curve so far, without rows past the checkpoint a resumed run starts from (a
+    run begun before curves were gzipped has a plain ``curve.csv``)."""
+    path = next((p for p in (path, path.with_suffix("")) if p.exists()), path)
     if not path.exists():
         return []
-    with open(path, newline="") as f:
+    with open_text(path, "r") as f:
         rows = [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
     return [r for r in rows if r["agent_steps"] <= steps]
 
 
 def write_curve(path: Path, rows: list[dict], columns: list[str]) -> None:
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w", newline="") as f:
+    tmp = path.with_name(path.name + ".tmp")
+    with open_text(tmp, "w", gzipped=path.suffix == ".gz") as f:
         writer = csv.DictWriter(f, fieldnames=columns, restval="nan")  # a column added since
         writer.writeheader()
         writer.writerows(rows)
     os.replace(tmp, path)
+    path.with_suffix("").unlink(missing_ok=True)  # the plain CSV it replaces, if any
+
+
+def open_text(path: Path, mode: str, gzipped: bool | None = None):
+    """A CSV file for reading or writing, gzipped where its name ends in .gz."""
+    if gzipped if gzipped is not None else path.suffix == ".gz":
+        return gzip.open(path, mode + "t", newline="")
+    return open(path, mode, newline="")
 
 
 def best_mean(curve: list[dict], key: str) -> float:
