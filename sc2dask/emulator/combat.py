@@ -1,12 +1,13 @@
 """Combat, timed as the game's weapon data times it (``gamedata``: each value's source).
 
 An attack starts when a unit's weapon is ready and its target in range: the unit turns at
-once (every emulated unit turns at 999.8 degrees a second) and its weapon's ``Period``
-starts, stretched or shortened by the game's random delay. Its damage comes
+once (every emulated unit turns at 999.8 degrees a second). Its damage comes
 ``DamagePoint`` later: a missile is launched then and hits when it arrives, an instant
-weapon hits then. A unit killed before its damage point deals no damage, and a new order
-cancels the attack. After the damage the unit stands for its ``Backswing``, unless it is
-given a new order (the stutter step).
+weapon hits then; the next attack may start the weapon's ``Period`` after this one
+started, stretched or shortened by the game's random delay. A unit killed before its
+damage point deals no damage, and a new order or a target that died first drops the
+attack (its period is not spent). After the damage the unit stands for its
+``Backswing``, unless it is given a new order (the stutter step).
 
 Damage that comes due in a loop lands together, before any unit acts in that loop, so
 that two units striking at once both strike, whichever of them the loop reaches first:
@@ -49,12 +50,21 @@ def engage(world, unit: Unit, target: Unit, may_move: bool) -> None:
 
 
 def _start_attack(world, unit: Unit, target: Unit) -> None:
-    unit.cooldown = unit.type.cooldown + world.rng.uniform(*RANDOM_DELAY_LOOPS)
     if unit.type.damage_point <= 0:  # a baneling bursts at once
+        _fired(world, unit)
         _strike(world, unit, target)
     else:
         unit.strike = (world.game_loop + math.ceil(unit.type.damage_point), target.tag)
         world.strikes.append(unit)
+
+
+def _fired(world, unit: Unit) -> None:
+    """The weapon fires: the next attack may start a Period (and the random delay) after
+    this one started, and the unit stands for its backswing. An attack dropped before its
+    damage point (a new order, a target dead or gone) costs no period."""
+    waited = math.ceil(unit.type.damage_point)
+    unit.cooldown = unit.type.cooldown + world.rng.uniform(*RANDOM_DELAY_LOOPS) - waited
+    unit.stands_until = world.game_loop + math.ceil(unit.type.backswing)
 
 
 def cancel(unit: Unit) -> None:
@@ -64,12 +74,14 @@ def cancel(unit: Unit) -> None:
 
 
 def land_due(world) -> None:
-    """Every strike and missile due by this loop, together: who strikes is decided before
-    any of their damage lands."""
+    """Every strike and missile due by this loop, together: which units strike is decided
+    before any of their damage lands, so two that strike each other both do. A strike
+    whose target an earlier one of the same loop killed is dropped, as an attack on a
+    dead unit is: the unit keeps its weapon ready for another target."""
     loop = world.game_loop
     due = [u for u in world.strikes if u.strike is not None and u.strike[0] <= loop]
     world.strikes = [u for u in world.strikes if u.strike is not None and u.strike[0] > loop]
-    hits: list[tuple[Unit, Unit]] = []
+    hits: list[tuple[Unit, Unit, bool]] = []  # (attacker, target, fires now)
     for unit in due:
         target = world.units.get(unit.strike[1])  # type: ignore[index]
         unit.strike = None
@@ -78,19 +90,23 @@ def land_due(world) -> None:
         reach = unit.type.weapon_range + unit.type.radius + target.type.radius
         if unit.distance_to(target.x, target.y) > reach + RANGE_SLOP:
             continue  # it got away during the damage point
-        unit.stands_until = loop + math.ceil(unit.type.backswing)
         if unit.type.missile_speed:
+            _fired(world, unit)
             flight = unit.distance_to(target.x, target.y) / unit.type.missile_speed
             world.missiles.append((loop + max(1, math.ceil(flight)), unit, target.tag))
         else:
-            hits.append((unit, target))
+            hits.append((unit, target, True))
     arrived = [m for m in world.missiles if m[0] <= loop]
     world.missiles = [m for m in world.missiles if m[0] > loop]
     for _, attacker, tag in arrived:  # a missile in flight hits even if its shooter died
         target = world.units.get(tag)
-        if target is not None and target.alive:
-            hits.append((attacker, target))
-    for attacker, target in hits:
+        if target is not None:
+            hits.append((attacker, target, False))
+    for attacker, target, fires in hits:
+        if not target.alive:
+            continue
+        if fires:
+            _fired(world, attacker)
         _strike(world, attacker, target)
 
 
@@ -98,7 +114,7 @@ def _strike(world, unit: Unit, target: Unit) -> None:
     if unit.type.splash_radius:
         burst(world, unit)
         unit.health = 0  # the burst kills the baneling (VolatileBurst's Suicide)
-    elif target.alive:
+    else:
         damage(world, unit, target)
 
 
