@@ -183,7 +183,7 @@ class A2C:
             log_prob, entropy = self.policy.log_prob_and_entropy(
                 {h: lp[:-1] for h, lp in log_pi.items()}, t.actions
             )
-            bootstrap = 0.0 if t.terminal[-1] else float(values[-1])
+            bootstrap = 0.0 if t.terminal[-1] else float(values[-1].detach())
             values = values[:-1]
             returns = torch.from_numpy(self._returns(t, bootstrap))
             advantage = (returns - values).detach()
@@ -195,7 +195,7 @@ class A2C:
                 - self.config.entropy_coef * entropy.sum()
             )
             for key, total in zip(metrics, (policy_loss, value_loss, entropy.sum())):
-                metrics[key] += float(total) / steps
+                metrics[key] += float(total.detach()) / steps
         self.optimizer.zero_grad()
         (torch.stack(losses).sum() / steps).backward()
         grads = [p.grad.numpy().copy() for p in self.parameters]
