@@ -131,6 +131,33 @@ class Trajectory:
 
 
 @dataclasses.dataclass(frozen=True)
+class Ended:
+    """The episodes that ended in a batch: their scores and, in games for two, their
+    outcomes (+1, 0, -1), those against easier bots than the run's opponent apart
+    (``practice``, outcomes only): what a run's recorder counts of each batch."""
+
+    scores: Sequence[float] = ()
+    outcomes: Sequence[int] = ()
+    practice: Sequence[int] = ()
+
+    @classmethod
+    def in_trajectories(cls, trajectories: Sequence[Trajectory]) -> Ended:
+        return cls(
+            [s for t in trajectories for s in t.episode_scores],
+            [o for t in trajectories for o in t.episode_outcomes],
+            [o for t in trajectories for o in t.practice_outcomes],
+        )
+
+    @classmethod
+    def in_results(cls, results: Sequence[GradientResult]) -> Ended:
+        return cls(
+            [s for r in results for s in r.scores],
+            [o for r in results for o in r.outcomes],
+            [o for r in results for o in r.practice],
+        )
+
+
+@dataclasses.dataclass(frozen=True)
 class EpisodeResult:
     """How one evaluation episode ended: its score, and in a game for two its outcome
     (+1 win, 0 tie, -1 loss)."""

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..core import Ended
 from .tensorboard import ScalarWriter
 
 
@@ -123,18 +124,17 @@ class Recorder:
         self.progress.learner_samples += int(samples)
         self.progress.learner_seconds += seconds
 
-    def record(
-        self, applied: int, metrics: dict, scores, staleness: int, outcomes=(), practice=()
-    ) -> None:
-        """Count a batch's steps, scores and outcomes (games for two; ``practice``: those
-        against easier bots, counted apart), and ``applied`` optimizer steps made from it."""
+    def record(self, applied: int, metrics: dict, ended: Ended, staleness: int) -> None:
+        """Count a batch's steps and the episodes that ended in it (games against easier
+        bots apart), and ``applied`` optimizer steps made from it."""
         p = self.progress
+        scores, outcomes = ended.scores, ended.outcomes
         p.agent_steps += int(metrics.get("steps", 0))
         p.truncated += int(metrics.get("truncated", 0))
         p.episodes += len(scores)
         p.scores.extend(scores)
         p.outcomes.extend(outcomes)
-        p.practice.extend(practice)
+        p.practice.extend(ended.practice)
         p.wins += sum(o > 0 for o in outcomes)
         p.draws += sum(o == 0 for o in outcomes)
         p.losses += sum(o < 0 for o in outcomes)

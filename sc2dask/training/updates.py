@@ -38,6 +38,7 @@ import numpy as np
 from .. import compression
 from ..core import (
     AgentSpec,
+    Ended,
     GradientResult,
     Metrics,
     NonFiniteGradients,
@@ -123,14 +124,7 @@ class CentralUpdates(UpdateRule):
         self.recorder.learned(steps * self.epochs, time.perf_counter() - started)
         metrics["steps"] = float(steps)  # each step once
         metrics["truncated"] = sum(t.truncated for t in trajectories)
-        self.recorder.record(
-            applied,
-            metrics,
-            [s for t in trajectories for s in t.episode_scores],
-            staleness,
-            [o for t in trajectories for o in t.episode_outcomes],
-            [o for t in trajectories for o in t.practice_outcomes],
-        )
+        self.recorder.record(applied, metrics, Ended.in_trajectories(trajectories), staleness)
         return [placement]
 
 
@@ -196,9 +190,7 @@ class AsyncUpdates(UpdateRule):
 
     def _apply(self, result: GradientResult, staleness: int) -> None:
         applied = self.store.apply(result.grads, lr_scale=self.lr_scale(staleness))
-        self.recorder.record(
-            applied, result.metrics, result.scores, staleness, result.outcomes, result.practice
-        )
+        self.recorder.record(applied, result.metrics, Ended.in_results([result]), staleness)
 
     def _usable(self, result: GradientResult, version: int):
         """(the result with its gradient unpacked, its staleness), or None for a result
@@ -210,9 +202,7 @@ class AsyncUpdates(UpdateRule):
         self.recorder.received(compression.nbytes(result.grads))
         if self.counted(staleness) > self.max_staleness:
             self.recorder.progress.dropped_stale += 1
-            self.recorder.record(
-                False, result.metrics, result.scores, staleness, result.outcomes, result.practice
-            )
+            self.recorder.record(False, result.metrics, Ended.in_results([result]), staleness)
             return None
         return dataclasses.replace(result, grads=compression.unpack(result.grads)), staleness
 
@@ -242,9 +232,7 @@ class SyncUpdates(UpdateRule):
         if result.grads is not None and staleness > self.max_staleness:  # too late
             self.recorder.received(compression.nbytes(result.grads))
             self.recorder.progress.dropped_stale += 1
-            self.recorder.record(
-                False, result.metrics, result.scores, staleness, result.outcomes, result.practice
-            )
+            self.recorder.record(False, result.metrics, Ended.in_results([result]), staleness)
             return [placement]  # fresh weights, fresh work
         if result.grads is not None:
             self.recorder.received(compression.nbytes(result.grads))
@@ -305,14 +293,8 @@ def _apply_average(
     recorded as one update with every result's episodes: a sync update, or async
     gradients that arrived together."""
     grads, metrics = average_gradients(results, discounts)
-    rule.recorder.record(
-        rule.store.apply(grads, lr_scale=lr_scale),
-        metrics,
-        [s for r in results for s in r.scores],
-        staleness,
-        [o for r in results for o in r.outcomes],
-        [o for r in results for o in r.practice],
-    )
+    applied = rule.store.apply(grads, lr_scale=lr_scale)
+    rule.recorder.record(applied, metrics, Ended.in_results(results), staleness)
 
 
 def _count_rejected(rule: UpdateRule, result: GradientResult, version: int) -> None:
@@ -320,14 +302,8 @@ def _count_rejected(rule: UpdateRule, result: GradientResult, version: int) -> N
     counts them as rejected, and the steps and scores played still count."""
     if result.rejected:
         rule.store.reject("non-finite on the host")
-        rule.recorder.record(
-            False,
-            result.metrics,
-            result.scores,
-            rule.store.version - version,
-            result.outcomes,
-            result.practice,
-        )
+        ended = Ended.in_results([result])
+        rule.recorder.record(False, result.metrics, ended, rule.store.version - version)
 
 
 def make_update_rule(

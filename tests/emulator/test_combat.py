@@ -33,7 +33,7 @@ def _loops_until(world: World, done, limit: int = 200) -> int:
 
 def test_a_marines_damage_comes_at_its_damage_point_and_its_shots_a_period_apart():
     world = _world()
-    marine = world.spawn(gd.MARINE, Owner.AGENT, 30.0, 30.0)
+    world.spawn(gd.MARINE, Owner.AGENT, 30.0, 30.0)
     roach = world.spawn(gd.ROACH, Owner.HOSTILE, 34.0, 30.0, health=10_000)
     roach.holding = True  # it stands and fires back at nothing in its reach
     hits = []
@@ -84,7 +84,9 @@ def test_after_its_shot_a_marine_stands_for_its_backswing_unless_ordered_to_move
     x = marine.x
     world.step(int(gd.MARINE.backswing) - 2)
     assert marine.x == x  # standing out its backswing
-    world.command([marine], Order("move", gd.MOVE_MOVE.ability_id, point=(20.0, 30.0)))  # the stutter step
+    world.command(
+        [marine], Order("move", gd.MOVE_MOVE.ability_id, point=(20.0, 30.0))
+    )  # the stutter step
     world.step(1)
     assert marine.x < x
 
@@ -110,10 +112,9 @@ def test_mirrored_fights_are_won_by_either_side():
         world = _world(seed)
         agents = [world.spawn(gd.MARINE, Owner.AGENT, 30.0, 20.0 + i) for i in range(10)]
         hostiles = [world.spawn(gd.MARINE, Owner.HOSTILE, 35.5, 20.0 + i) for i in range(10)]
+        sides = (agents, hostiles)
         _loops_until(
-            world,
-            lambda: not any(u.alive for u in agents) or not any(u.alive for u in hostiles),
-            limit=400,
+            world, lambda sides=sides: not all(any(u.alive for u in s) for s in sides), 400
         )
         won.append(sum(u.alive for u in agents) > sum(u.alive for u in hostiles))
     assert 2 <= sum(won) <= 8, won

@@ -4,6 +4,7 @@ opponent's games."""
 
 import pytest
 
+from sc2dask.core import Ended
 from sc2dask.game import EnvConfig
 from sc2dask.game.easier_games import levels_below
 from sc2dask.game.pysc2lib import sc2_env
@@ -63,7 +64,7 @@ def test_a_practice_game_is_learnt_from_but_not_counted():
 def test_the_run_reports_the_practice_games_win_rate_apart():
     progress = Progress()
     recorder = Recorder(progress, 0.0, lambda: 0, lambda: None, 0)
-    recorder.record(1, {"steps": 10.0}, [120.0], 0, outcomes=[-1], practice=[1, 1, -1, 1])
+    recorder.record(1, {"steps": 10.0}, Ended([120.0], [-1], [1, 1, -1, 1]), 0)
     assert progress.win_rate_last_100 == 0.0 and progress.episodes == 1
     assert progress.practice_win_rate_last_100 == 0.75
     assert progress.history[-1]["practice_win_rate_last_100"] == 0.75

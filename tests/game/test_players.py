@@ -7,6 +7,7 @@ import typing
 import pytest
 
 from sc2dask import settings
+from sc2dask.core import Ended
 from sc2dask.errors import ConfigError, UnknownMapError
 from sc2dask.game import EnvConfig
 from sc2dask.game.players import check_emulated_players, check_players, pysc2_players
@@ -87,10 +88,10 @@ def test_the_emulator_plays_simple64_and_names_the_maps_it_cannot(sc2path):
 def test_the_win_rate_counts_the_last_100_games():
     progress = Progress()
     recorder = Recorder(progress, 0.0, lambda: 0, lambda: None, 0)
-    recorder.record(1, {"steps": 10}, [5.0, 6.0, 7.0], 0, [1, 0, -1])
+    recorder.record(1, {"steps": 10}, Ended([5.0, 6.0, 7.0], [1, 0, -1]), 0)
     assert progress.win_rate_last_100 == pytest.approx(1 / 3)
     assert (progress.wins, progress.draws, progress.losses) == (1, 1, 1)
-    recorder.record(1, {"steps": 10}, [1.0] * 100, 0, [1] * 100)
+    recorder.record(1, {"steps": 10}, Ended([1.0] * 100, [1] * 100), 0)
     assert progress.win_rate_last_100 == 1.0 and progress.wins == 101
     assert progress.history[-1]["win_rate_last_100"] == 1.0
     assert Progress().win_rate_last_100 != Progress().win_rate_last_100  # NaN: no game yet

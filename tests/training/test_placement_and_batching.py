@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sc2dask.core import GradientResult, Trajectory, Work
+from sc2dask.core import Ended, GradientResult, Trajectory, Work
 from sc2dask.errors import ConfigError
 from sc2dask.game import game_seed
 from sc2dask.settings import AgentSettings, TrainSettings, load
@@ -192,7 +192,7 @@ def test_the_recorder_counts_batches_and_checkpoints_every_n_updates():
         recorder.arrived(rollout)
     assert progress.counted_twice == 1
     for applied, scores in [(1, [2.0]), (0, []), (1, [4.0]), (1, [])]:
-        recorder.record(applied, {"steps": 32.0, "loss": 0.5, "truncated": 1}, scores, 1)
+        recorder.record(applied, {"steps": 32.0, "loss": 0.5, "truncated": 1}, Ended(scores), 1)
     assert (progress.agent_steps, progress.updates, progress.episodes) == (128, 3, 2)
     assert progress.mean_score_last_100 == 3.0 and progress.truncated == 4
     assert saved == [2]  # after the 2nd applied update; the 4th row made the 3rd
