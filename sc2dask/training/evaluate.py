@@ -71,6 +71,16 @@ def evaluate(
     given = {"map": map or map_name, "episodes": episodes, "envs": envs, "sc2": sc2, "seed": seed}
     opts = load(EvaluateSettings, {**given, "video": video, "video_layer": video_layer}).values
     load_agent_class(agent)  # fail here, with a clear message, not on a worker
+    config = _env_config(agent, opts, config)
+    if client is None:
+        with cluster_client(scheduler, opts.envs or len(opts.sc2) or None) as own:
+            return _play(agent, opts, config, own)
+    return _play(agent, opts, config, client)
+
+
+def _env_config(agent: str, opts: EvaluateSettings, config: EnvConfig | None) -> EnvConfig:
+    """The envs' config (the settings', or ``config``), checked before any game starts:
+    a bad video request, an unknown map, players that do not fit."""
     if opts.video:
         check_video_path(opts.video)
         check_layer(opts.video_layer)
@@ -85,27 +95,18 @@ def evaluate(
     )
     if opts.video and not config.feature_layers:  # the video draws the feature layers
         config = dataclasses.replace(config, feature_layers=True)
-    # unknown maps and players that do not fit fail here, before any worker starts a game
     config.check(attached=bool(opts.sc2))
-    if client is None:
-        with cluster_client(scheduler, opts.envs or len(opts.sc2) or None) as own:
-            return evaluate(
-                agent,
-                episodes=opts.episodes,
-                envs=opts.envs,
-                client=own,
-                config=config,
-                sc2=opts.sc2,
-                video=opts.video,
-                video_layer=opts.video_layer,
-                seed=opts.seed,
-            )
+    return config
+
+
+def _play(agent: str, opts: EvaluateSettings, config: EnvConfig, client) -> EvaluationResult:
+    """The episodes (and the video's) on ``client``'s cluster."""
     for code in checkpoint.agent_code(agent):  # workers elsewhere may lack it
         upload_agent_code(client, code)
     with EnvPool(client, config, n_envs=opts.envs, seed=opts.seed, sc2=opts.sc2) as pool:
         played = pool.evaluate(agent, opts.episodes)
         recording = pool.record(agent, opts.video_layer) if opts.video else None
-    if recording is not None:
+    if recording is not None and opts.video:
         write_video(recording, opts.video, config.map_name)
     scores = [e.score for e in played]
     return EvaluationResult(
