@@ -51,6 +51,9 @@ class TorchA2CConfig:
     embedding: int = 8  # channels of each categorical layer
     max_grad_norm: float = 1.0
     seed: int = 0
+    # torch's threads in each process: a node's env hosts and the client share its cores,
+    # and torch's default (one a core, each process) oversubscribes them
+    threads: int = 1
 
 
 class Network(nn.Module):
@@ -111,6 +114,7 @@ class TorchPolicy:
     """Samples every head; an argument's log pi counts only where the function takes it."""
 
     def __init__(self, config: TorchA2CConfig, obs_spec):
+        torch.set_num_threads(config.threads)
         torch.manual_seed(config.seed)  # every process builds the same initial weights
         self.obs_spec = {k: tuple(v) for k, v in obs_spec.items()}
         self.encoder = ObservationEncoder(self.obs_spec, config)
