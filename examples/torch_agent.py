@@ -85,6 +85,13 @@ class Network(nn.Module):
         )
         self.value = nn.Linear(config.dense_units, 1)
         self.head_names = list(heads)
+        with torch.no_grad():  # logits start near 0: every choice, every point alike
+            for layer in (self.points, *self.choices.values()):
+                for name, weights in layer.named_parameters():
+                    if name == "weight":
+                        weights.mul_(0.01)
+                    else:
+                        weights.zero_()
 
     def forward(self, screen: torch.Tensor, available: torch.Tensor):
         """[B, layers, H, W] layer values and [B, functions] bool -> ({head: [B, n] log
