@@ -12,7 +12,9 @@ The network reads the screen's feature layers (an embedding per categorical laye
 scaled channel per numeric one) with two convolutions; a 1x1 convolution gives each screen
 point's logit, and a dense layer over a coarse grid gives the function, the other argument
 heads and the value, as SC2LE's FullyConv does. It plays action sets whose spatial
-arguments are screen points (``move``, ``combat``, ``economy``).
+arguments are screen points (``move``, ``combat``, ``economy``). It does not learn
+MoveToBeacon yet (docs/agents.md says how far it gets): a template of the interface, not
+a baseline.
 """
 
 from __future__ import annotations
