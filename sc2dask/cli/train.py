@@ -24,11 +24,9 @@ def train_agent(args: argparse.Namespace) -> int:
     from ..training.run_settings import resolve_run
 
     use_config_file(args)
-    agent_opts = given(args, args.agent_fields)
+    train_opts, agent_opts = given(args, args.train_fields), given(args, args.agent_fields)
     # Every check before a cluster starts; train() makes the same ones.
-    run_opts = resolve_run(
-        given(args, args.train_fields), agent_opts, args.resume, origin="command line"
-    ).train
+    run_opts = resolve_run(train_opts, agent_opts, args.resume, origin="command line").train
     with (
         Console("train", args.verbose, quiet=args.json) as console,
         contextlib.ExitStack() as stack,
@@ -42,7 +40,7 @@ def train_agent(args: argparse.Namespace) -> int:
             resume=args.resume,
             agent_overrides=agent_opts,
             on_update=bar.show,
-            **given(args, args.train_fields),
+            **train_opts,
         )
         bar.training = handle
         console.say(_what_is_trained(handle))
