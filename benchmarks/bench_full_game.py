@@ -69,7 +69,9 @@ def main() -> int:
         "--action-set", default=None, help="the agent's action set (default: the map's)"
     )
     parser.add_argument(
-        "--reward", default=None, help="score | outcome | both | trade (default: the map's)"
+        "--reward",
+        default=None,
+        help="score | outcome | both | trade | material (default: the map's)",
     )
     candidates.add_flags(parser, "agent", "train")
     parser.add_argument("--out", default=str(RESULTS))

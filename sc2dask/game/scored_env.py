@@ -19,12 +19,25 @@ the choice that started it, and losing an army piecemeal is paid for as it happe
 the outcome reaches it only hundreds of steps later. Against a bot the player cannot beat
 it pays owning little, since what is lost is what was built: trained that way against
 Hard, a policy stopped building (docs/results/fullgame.md).
+
+``material`` pays what the player owns and what it destroyed: the Melee score plus the
+killed value of units and structures (``score.proto``'s ``killed_value_units`` and
+``killed_value_structures``, the game data's ``ScoreKill``). Mining and kills raise it,
+losses lower it, building leaves it as it was. Where ``trade`` pays owning little against
+a bot too strong to fight, this pays the economy too; where ``both`` pays a lost game
+kept going, this also pays ending a won game, since destroying the enemy's structures is
+paid for.
 """
 
 from __future__ import annotations
 
 from .pysc2lib import base_env_wrapper, features
 
+_MELEE_SCORE = features.ScoreCumulative.score
+_KILLED_VALUE = (
+    features.ScoreCumulative.killed_value_units,
+    features.ScoreCumulative.killed_value_structures,
+)
 _KILLED = (features.ScoreByCategory.killed_minerals, features.ScoreByCategory.killed_vespene)
 _LOST = (features.ScoreByCategory.lost_minerals, features.ScoreByCategory.lost_vespene)
 
@@ -43,6 +56,7 @@ class ScoredEnv(base_env_wrapper.BaseEnvWrapper):
         self.outcome: int | None = None
         self._first_score = 0.0
         self._trade = 0.0
+        self._material = 0.0
 
     @property
     def practice(self) -> bool:
@@ -63,6 +77,7 @@ class ScoredEnv(base_env_wrapper.BaseEnvWrapper):
         timesteps = self._env.reset(*args, **kwargs)
         self._first_score = _blizzard_score(timesteps[0])
         self._trade = _trade(timesteps[0])
+        self._material = _material(timesteps[0])
         self.score, self.outcome = 0.0, None
         return timesteps
 
@@ -81,6 +96,10 @@ class ScoredEnv(base_env_wrapper.BaseEnvWrapper):
             trade = _trade(timestep)
             paid = outcome + self.score_scale * (trade - self._trade)
             self._trade = trade
+        elif self.reward == "material":
+            material = _material(timestep)
+            paid = outcome + self.score_scale * (material - self._material)
+            self._material = material
         else:
             paid = {
                 "score": change,
@@ -100,3 +119,9 @@ def _trade(timestep) -> float:
     return float(sum(by_category[row].sum() for row in _KILLED)) - float(
         sum(by_category[row].sum() for row in _LOST)
     )
+
+
+def _material(timestep) -> float:
+    """The Melee score plus the value the player has destroyed (``material``)."""
+    cumulative = timestep.observation["score_cumulative"]
+    return float(cumulative[_MELEE_SCORE]) + float(sum(cumulative[i] for i in _KILLED_VALUE))

@@ -43,19 +43,28 @@ def test_the_random_agent_loses_to_the_very_easy_bot():
 
 
 @pytest.mark.slow
-def test_the_scripted_macro_agent_beats_the_very_easy_bot_and_is_paid_its_trades():
-    """The ``trade`` reward over a whole game: the win's +1 and the value it destroyed less
-    the value it lost, paid as the fights happen."""
+@pytest.mark.parametrize("reward", ["trade", "material"])
+def test_the_scripted_macro_agent_beats_the_very_easy_bot_and_is_paid_its_fights(reward):
+    """A whole game's pay: the win's +1, and the value destroyed less the value lost
+    (``trade``) or the Melee score's change plus the value destroyed (``material``), paid
+    as it happens."""
     with make_env(
         "Simple64", raw=True, players=_against("very_easy"), random_seed=5, score_index=-1
     ) as game:
-        env = ScoredEnv(game, two_players=True, reward="trade", score_scale=0.001)
+        env = ScoredEnv(game, two_players=True, reward=reward, score_scale=0.001)
         ((paid, _, last),) = play(env, TerranMacro(), episodes=1)
     assert env.outcome == 1, last.observation.game_loop
     by_category = last.observation["score_by_category"]
     destroyed, lost = by_category["killed_minerals"].sum(), by_category["lost_minerals"].sum()
     assert destroyed > 400 and lost > 0  # the enemy's command center at least, and a fight
-    assert paid == pytest.approx(1 + 0.001 * (destroyed - lost))
+    if reward == "trade":
+        assert paid == pytest.approx(1 + 0.001 * (destroyed - lost))
+    else:
+        cumulative = last.observation["score_cumulative"]
+        killed = cumulative["killed_value_units"] + cumulative["killed_value_structures"]
+        assert killed >= destroyed  # ScoreKill: a Terran type's kill value is its cost
+        # A game starts at a Melee score of 1,050 (docs/results/fullgame.md) and no kills.
+        assert paid == pytest.approx(1 + 0.001 * (cumulative["score"] + killed - 1050))
 
 
 def test_a_seed_replays_the_same_game():

@@ -56,6 +56,7 @@ def test_opponent_is_read_in_any_case_and_none_means_none():
         ("MoveToBeacon", None, "outcome", "no opponent to win or lose against"),
         ("MoveToBeacon", None, "both", "use --reward score"),
         ("MoveToBeacon", None, "trade", "use --reward score"),
+        ("MoveToBeacon", None, "material", "use --reward score"),
     ],
 )
 def test_players_that_do_not_fit_the_map_are_refused(map_name, opponent, reward, message):
