@@ -8,13 +8,14 @@ Learner) and its documented spaces (``sc2dask.agents``: ObservationEncoder, Acti
 a run with it never imports TensorFlow, on the client or on the hosts. Weights, gradients
 and Adam's moments cross the network as numpy arrays in ``module.parameters()``'s order.
 
-The network reads the screen's feature layers (an embedding per categorical layer, a
-scaled channel per numeric one) with two convolutions; a 1x1 convolution gives each screen
-point's logit, and a dense layer over a coarse grid gives the function, the other argument
-heads and the value, as SC2LE's FullyConv does. It plays action sets whose spatial
-arguments are screen points (``move``, ``combat``, ``economy``). It does not learn
-MoveToBeacon yet (docs/agents.md says how far it gets): a template of the interface, not
-a baseline.
+The network is FullyConv's (``sc2dask/agents/fullyconv.py``): the screen's categorical
+layers one-hot (an embedding for unit_type's thousands), numeric ones log-scaled, two
+convolutions; a 1x1 convolution gives each screen point's logit, and strided convolutions
+down to a coarse grid, then a dense layer, give the function, the other argument heads
+and the value. It plays action sets whose spatial
+arguments are screen points (``move``, ``combat``, ``economy``). FullyConv's one-hot
+inputs matter: with every layer embedded and the state pooled to the grid it learnt
+nothing on MoveToBeacon (docs/agents.md).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from sc2dask.agents import ObservationEncoder
 from sc2dask.core import NonFiniteGradients
 
 SPATIAL = ("screen", "screen2")  # heads that choose a screen point
+ONE_HOT_MAX = 32  # categories up to which a layer is one-hot, as in FullyConv
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,7 +52,7 @@ class TorchA2CConfig:
     gamma: float = 0.99
     # not settings: these defaults stay
     dense_units: int = 256
-    embedding: int = 8  # channels of each categorical layer
+    embedding: int = 8  # channels of each embedded layer (over ONE_HOT_MAX categories)
     max_grad_norm: float = 1.0
     seed: int = 0
     # torch's threads in each process: a node's env hosts and the client share its cores,
@@ -69,19 +71,26 @@ class Network(nn.Module):
         if "minimap" in heads:
             raise ValueError("examples.torch_agent chooses screen points, not minimap ones")
         self.layers = encoder.screen_layers
-        self.embeddings = nn.ModuleList(
-            nn.Embedding(layer.scale, config.embedding) if layer.categorical else nn.Identity()
-            for layer in self.layers
+        self.embeddings = nn.ModuleDict(
+            {
+                layer.name: nn.Embedding(layer.scale, config.embedding)
+                for layer in self.layers
+                if _embedded(layer)
+            }
         )
-        channels = sum(config.embedding if layer.categorical else 1 for layer in self.layers)
+        channels = sum(_channels(layer, config.embedding) for layer in self.layers)
         convs = []
         for filters, kernel in zip(config.conv_filters, config.conv_kernels, strict=True):
             convs += [nn.Conv2d(channels, filters, kernel, padding="same"), nn.ReLU()]
             channels = filters
         self.tower = nn.Sequential(*convs)
         self.points = nn.Conv2d(channels, len([h for h in heads if h in SPATIAL]), 1)
-        self.grid = nn.AdaptiveAvgPool2d(config.dense_grid)
-        self.dense = nn.Linear(channels * config.dense_grid**2, config.dense_units)
+        shrink, side = [], config.screen  # FullyConv's strided 3x3 convs down to the grid
+        while side > config.dense_grid:
+            shrink += [nn.Conv2d(channels, channels, 3, stride=2, padding=1), nn.ReLU()]
+            side = (side + 1) // 2
+        self.shrink = nn.Sequential(*shrink)
+        self.dense = nn.Linear(channels * side**2, config.dense_units)
         self.choices = nn.ModuleDict(
             {h: nn.Linear(config.dense_units, n) for h, n in heads.items() if h not in SPATIAL}
         )
@@ -99,15 +108,20 @@ class Network(nn.Module):
         """[B, layers, H, W] layer values and [B, functions] bool -> ({head: [B, n] log
         pi}, [B] value); functions the game does not allow get log pi = -inf."""
         planes = []
-        for i, (layer, embed) in enumerate(zip(self.layers, self.embeddings)):
-            values = screen[:, i].long()
-            if layer.categorical:
-                planes.append(embed(values.clamp(0, layer.scale - 1)).permute(0, 3, 1, 2))
+        for i, layer in enumerate(self.layers):
+            values = screen[:, i].long().clamp(0, layer.scale - 1)
+            if _embedded(layer):
+                planes.append(self.embeddings[layer.name](values).permute(0, 3, 1, 2))
+            elif layer.categorical and layer.scale > 2:
+                planes.append(F.one_hot(values, layer.scale).permute(0, 3, 1, 2).float())
+            elif layer.categorical:
+                planes.append(values.float().unsqueeze(1))
             else:
-                planes.append((values.float() / layer.scale).unsqueeze(1))
+                scaled = torch.log1p(values.float()) / float(np.log1p(layer.scale))
+                planes.append(scaled.unsqueeze(1))
         x = self.tower(torch.cat(planes, 1))
         points = self.points(x).flatten(2)  # [B, spatial heads, H*W]
-        hidden = F.relu(self.dense(self.grid(x).flatten(1)))
+        hidden = F.relu(self.dense(self.shrink(x).flatten(1)))
         logits = {}
         for head in self.head_names:
             if head in SPATIAL:
@@ -117,6 +131,18 @@ class Network(nn.Module):
         logits["function"] = logits["function"].masked_fill(~available, float("-inf"))
         log_pi = {h: F.log_softmax(v, -1) for h, v in logits.items()}
         return log_pi, self.value(hidden).squeeze(-1)
+
+
+def _embedded(layer) -> bool:
+    """Categorical layers of many categories (unit_type) get a learned embedding."""
+    return layer.categorical and layer.scale > ONE_HOT_MAX
+
+
+def _channels(layer, embedding: int) -> int:
+    """The input channels a layer becomes: FullyConv's encoding (``fullyconv.py``)."""
+    if _embedded(layer):
+        return embedding
+    return layer.scale if layer.categorical and layer.scale > 2 else 1
 
 
 class TorchPolicy:
@@ -196,9 +222,11 @@ class A2C:
             log_prob, entropy = self.policy.log_prob_and_entropy(
                 {h: lp[:-1] for h, lp in log_pi.items()}, t.actions
             )
-            bootstrap = 0.0 if t.terminal[-1] else float(values[-1].detach())
+            ends = np.asarray(t.terminal, bool).copy()
+            ends[-1] &= not t.truncated  # cut short by a crash: bootstrap, as a2c.py does
+            bootstrap = 0.0 if ends[-1] else float(values[-1].detach())
             values = values[:-1]
-            returns = torch.from_numpy(self._returns(t, bootstrap))
+            returns = torch.from_numpy(self._returns(t.rewards, ends, bootstrap))
             advantage = (returns - values).detach()
             policy_loss = -(log_prob * advantage).sum()
             value_loss = 0.5 * ((returns - values) ** 2).sum()
@@ -216,10 +244,10 @@ class A2C:
             raise NonFiniteGradients("a gradient has NaN or inf")
         return grads, metrics
 
-    def _returns(self, t, bootstrap: float) -> np.ndarray:
-        out, running = np.zeros(len(t), np.float32), bootstrap
-        for i in reversed(range(len(t))):
-            running = t.rewards[i] + self.config.gamma * running * (not t.terminal[i])
+    def _returns(self, rewards, ends, bootstrap: float) -> np.ndarray:
+        out, running = np.zeros(len(rewards), np.float32), bootstrap
+        for i in reversed(range(len(rewards))):
+            running = rewards[i] + self.config.gamma * running * (not ends[i])
             out[i] = running
         return out
 
