@@ -114,12 +114,7 @@ class Policy:
         # What the network reads of the encoded observation (a macro policy's MLP reads
         # no layers; FullyConv reads no "macro" numbers), named by its inputs.
         self.input_keys = tuple(t.name for t in self.model.inputs)
-        signature = {
-            k: tf.TensorSpec((None, *s.shape), s.dtype.name)
-            for k, s in self.encoder.spec().items()
-            if k in self.input_keys
-        }
-        self.forward = _Graph(lambda batch: self.model(batch, training=False), [signature])
+        self.forward = _Graph(lambda batch: self.model(batch, training=False), [self._signature()])
         variables = self.model.weights
 
         def assign(values):
@@ -132,6 +127,14 @@ class Policy:
     def initial_state(self, batch_size: int) -> State:
         """FullyConv has no memory: each step sees only its observation."""
         return {}
+
+    def _signature(self) -> dict:
+        """The forward pass's inputs: what the network reads of an encoded batch."""
+        return {
+            k: tf.TensorSpec((None, *s.shape), s.dtype.name)
+            for k, s in self.encoder.spec().items()
+            if k in self.input_keys
+        }
 
     def act(
         self,
@@ -149,7 +152,7 @@ class Policy:
         each env, and the memory after the step (none: ``state`` is not read).
         """
         batch = self._batch(observations)
-        outputs = self.forward(self._inputs(batch))
+        outputs = self.forward(self._inputs(batch, state))
         logits = outputs["function"].numpy()
         available = batch["available"]
         if not available.any(axis=1).all():
@@ -166,7 +169,7 @@ class Policy:
             actions[head] = _sample(head_logits, rng)
             log_prob += np.where(uses[:, i], _log_prob(head_logits, actions[head]), 0.0)
         behaviour = {"value": outputs["value"].numpy(), "log_prob": log_prob.astype(np.float32)}
-        return actions, behaviour, self.action_set.function_calls(actions), {}
+        return actions, behaviour, self.action_set.function_calls(actions), self._memory(outputs)
 
     def value(self, observations: Sequence | Mapping[str, np.ndarray]) -> np.ndarray:
         """Value estimates [B] of a batch of observations."""
@@ -194,8 +197,14 @@ class Policy:
             return observations
         return self.encoder.encode_batch(observations)
 
-    def _inputs(self, batch):
+    def _inputs(self, batch, state: State | None = None):
+        """The forward pass's inputs from an encoded batch (and the memory, for a network
+        that has one: ``recurrent.py``)."""
         return {k: tf.convert_to_tensor(batch[k]) for k in self.input_keys}
+
+    def _memory(self, outputs) -> State:
+        """The memory after a step, from the forward pass's outputs (none here)."""
+        return {}
 
 
 def _sample(logits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -364,6 +373,8 @@ class Learner:
     parameter store calls ``apply_gradients`` and checkpoints weights plus optimizer state.
     """
 
+    policy_class = Policy  # a recurrent network's learner acts with its own (recurrent.py)
+
     def __init__(
         self,
         config: A2CConfig,
@@ -371,21 +382,19 @@ class Learner:
         build_model: ModelBuilder = build_fullyconv,
     ):
         self.config = config
-        self.policy = Policy(config, obs_spec, build_model)
+        self.policy = self.policy_class(config, obs_spec, build_model)
         self.model = self.policy.model
         self.optimizer = keras.optimizers.Adam(
             config.learning_rate, epsilon=config.adam_epsilon, global_clipnorm=config.max_grad_norm
         )
         self.optimizer.build(self.model.trainable_variables)  # so state can be restored
         self._uses = tf.constant(self.policy.action_set.uses)
-        spec = self.policy.encoder.spec()
-        obs_sig = {k: tf.TensorSpec((None, *s.shape), s.dtype.name) for k, s in spec.items()}
         act_sig = {h: tf.TensorSpec((None,), tf.int32) for h in self.policy.action_set.heads}
         step_sig = tf.TensorSpec((None,), tf.float32)
         self._gradients = _Graph(
             self._gradients_graph,
             [
-                obs_sig,
+                self._row_signature(),
                 act_sig,
                 step_sig,
                 step_sig,
@@ -427,10 +436,7 @@ class Learner:
             raise ValueError("compute_gradients needs at least one trajectory")
         for trajectory in trajectories:
             self._check(trajectory)
-        rows = {
-            k: np.concatenate([t.observations[k] for t in trajectories])
-            for k in self.policy.encoder.spec()
-        }
+        rows = self._rows(trajectories)
         step_rows, not_done = [], []
         start = 0
         for t in trajectories:
@@ -487,7 +493,7 @@ class Learner:
         The loss is multiplied by ``loss_scale`` for the backward pass and the gradients
         divided by it, so float16 gradients do not underflow."""
         with tf.GradientTape() as tape:
-            outputs = self.model({k: rows[k] for k in self.policy.input_keys}, training=True)
+            outputs = self._outputs(rows)
             values = tf.stop_gradient(outputs["value"])
             value_now = tf.gather(values, step_rows)
             value_next = tf.gather(values, step_rows + 1)
@@ -524,6 +530,22 @@ class Learner:
             mean_value=tf.reduce_mean(value_now),
         )
         return grads, metrics
+
+    def _row_signature(self) -> dict:
+        """The gradient graph's ``rows``: every encoded observation of the batch."""
+        spec = self.policy.encoder.spec()
+        return {k: tf.TensorSpec((None, *s.shape), s.dtype.name) for k, s in spec.items()}
+
+    def _rows(self, trajectories: Sequence[Trajectory]) -> dict[str, np.ndarray]:
+        """The trajectories' observations, T + 1 rows each, one after the other."""
+        return {
+            k: np.concatenate([t.observations[k] for t in trajectories])
+            for k in self.policy.encoder.spec()
+        }
+
+    def _outputs(self, rows) -> dict:
+        """The network's outputs for every row (in the gradient graph)."""
+        return self.model({k: rows[k] for k in self.policy.input_keys}, training=True)
 
     def _targets(
         self, deltas, value_now, not_done, step_rows, operator, log_prob, behaviour_log_prob

@@ -88,7 +88,7 @@ class NetworkParts:
                 for k in spatial
             ]
             return layers.Concatenate(dtype=body, name=f"{resolution}_state")(
-                [*parts, _broadcast(inputs["player"], towers[resolution])]
+                [*parts, broadcast(inputs["player"], towers[resolution])]
             )
 
         state = {"screen": state_at("screen")}
@@ -202,6 +202,6 @@ def _feature_layers(x, specs: tuple[LayerSpec, ...], name: str, seeds, one_hot_m
     return layers.Concatenate(name=f"{name}_features")(channels)
 
 
-def _broadcast(vector, like):
+def broadcast(vector, like):
     """[B, n] repeated over every cell of ``like`` [B, H, W, c] -> [B, H, W, n]."""
     return ops.tile(vector[:, None, None, :], (1, like.shape[1], like.shape[2], 1))
