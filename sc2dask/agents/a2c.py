@@ -149,7 +149,8 @@ class Policy:
         Returns head indices (each [B] int32: "function" and every argument head), the
         policy's view of them ({"value": [B], "log_prob": [B]}, log pi of the whole
         action: function plus the arguments it takes), the pysc2 ``FunctionCall`` for
-        each env, and the memory after the step (none: ``state`` is not read).
+        each env, and the memory after the step (none here: only a network with a memory,
+        ``fullyconv_lstm.py``, reads ``state``).
         """
         batch = self._batch(observations)
         outputs = self.forward(self._inputs(batch, state))
@@ -199,7 +200,7 @@ class Policy:
 
     def _inputs(self, batch, state: State | None = None):
         """The forward pass's inputs from an encoded batch (and the memory, for a network
-        that has one: ``recurrent.py``)."""
+        that has one: ``fullyconv_lstm.py``)."""
         return {k: tf.convert_to_tensor(batch[k]) for k in self.input_keys}
 
     def _memory(self, outputs) -> State:
@@ -373,7 +374,7 @@ class Learner:
     parameter store calls ``apply_gradients`` and checkpoints weights plus optimizer state.
     """
 
-    policy_class = Policy  # a recurrent network's learner acts with its own (recurrent.py)
+    policy_class = Policy  # a recurrent network's learner acts with its own (fullyconv_lstm.py)
 
     def __init__(
         self,
