@@ -16,7 +16,7 @@ class FullyConvA2C:
     """The default ``agent-class``: ``sc2dask.agents.fullyconv_a2c:FullyConvA2C``.
 
     An A2C agent with another network overrides ``Config`` and ``network``
-    (``relational_a2c.py``)."""
+    (``relational_a2c.py``), and ``learner_class`` if it unrolls a memory."""
 
     Config = A2CConfig
 
@@ -33,15 +33,18 @@ class FullyConvA2C:
 
         return build_fullyconv
 
-    def make_policy(self, obs_spec: Mapping[str, tuple]):
-        from .a2c import Policy
-
-        return Policy(self.config, obs_spec, self.network())
-
-    def make_learner(self, obs_spec: Mapping[str, tuple]):
+    def learner_class(self):
+        """The learner class (its ``policy_class`` acts); imported here, where it is built.
+        A network with a memory brings its own (``fullyconv_lstm_a2c.py``)."""
         from .a2c import Learner
 
-        return Learner(self.config, obs_spec, self.network())
+        return Learner
+
+    def make_policy(self, obs_spec: Mapping[str, tuple]):
+        return self.learner_class().policy_class(self.config, obs_spec, self.network())
+
+    def make_learner(self, obs_spec: Mapping[str, tuple]):
+        return self.learner_class()(self.config, obs_spec, self.network())
 
     def _import_quietly(self) -> None:
         """Import the network and learner ahead of need; a failure is left for the import

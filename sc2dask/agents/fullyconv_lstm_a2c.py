@@ -9,7 +9,6 @@ checks its agent class before its cluster starts.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 
 from ..errors import ConfigError
 from .config import A2CConfig
@@ -38,12 +37,7 @@ class FullyConvLSTMA2C(FullyConvA2C):
 
         return build_fullyconv_lstm
 
-    def make_policy(self, obs_spec: Mapping[str, tuple]):
-        from .fullyconv_lstm import RecurrentPolicy
-
-        return RecurrentPolicy(self.config, obs_spec, self.network())
-
-    def make_learner(self, obs_spec: Mapping[str, tuple]):
+    def learner_class(self):
         from .fullyconv_lstm import RecurrentLearner
 
-        return RecurrentLearner(self.config, obs_spec, self.network())
+        return RecurrentLearner
