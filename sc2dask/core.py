@@ -267,9 +267,15 @@ class Policy(Protocol):
 
     def set_weights(self, weights: Weights) -> None: ...
 
+
+class SplitsHeads(Protocol):
+    """Optional for a policy: ``head_weights`` says which of its weights are the small
+    output heads, so that layered sync (``layered-sync`` 2 and above) sends them with every
+    update and the rest every k-th. A policy without it cannot run layered sync; below
+    that, every weight travels with every update."""
+
     def head_weights(self) -> list[bool]:
-        """Which of the weights are the small output heads, sent with every update
-        (layered sync); all True sends every weight every time."""
+        """One flag per weight, in ``get_weights``' order: True for a head's."""
 
 
 class NonFiniteGradients(ValueError):
@@ -332,7 +338,7 @@ class Agent(Protocol):
     policy or learner from it and the env's observation spec.
     """
 
-    Config: type  # a dataclass
+    Config: type  # a dataclass (annotated so: ``Config: type = MyConfig``)
 
     def __init__(self, config: Any) -> None: ...
 

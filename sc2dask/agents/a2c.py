@@ -39,7 +39,7 @@ from .spaces import ActionSet, InputSpec, ObservationEncoder
 log = logging.getLogger(__name__)
 
 # (encoder spec, action set, config) -> a Keras model with ``build_fullyconv``'s inputs and
-# outputs; its head layers named as ``Policy.head_weights`` expects.
+# outputs; its head layers named as ``SplitsHeads.head_weights`` expects.
 ModelBuilder = Callable[[Mapping[str, InputSpec], ActionSet, A2CConfig], keras.Model]
 
 # Logit given to functions the game does not allow now. Finite (unlike -inf) so the
@@ -438,16 +438,7 @@ class Learner:
         for trajectory in trajectories:
             self._check(trajectory)
         rows = self._rows(trajectories)
-        step_rows, not_done = [], []
-        start = 0
-        for t in trajectories:
-            step_rows.append(np.arange(start, start + len(t), dtype=np.int32))
-            start += len(t) + 1
-            done = np.asarray(t.terminal, bool).copy()
-            if t.truncated:  # cut short by a crash: not an episode end, so bootstrap
-                done[-1] = False
-            not_done.append(1.0 - done.astype(np.float32))
-        not_done = np.concatenate(not_done)
+        step_rows, not_done = _steps_and_continues(trajectories)
         operator = advantage_operator(
             [len(t) for t in trajectories], not_done, self.config.gamma * self.config.gae_lambda
         )
@@ -471,7 +462,7 @@ class Learner:
                 actions,
                 rewards,
                 not_done,
-                np.concatenate(step_rows),
+                step_rows,
                 operator,
                 behaviour,
                 np.float32(self.loss_scale.value),
@@ -694,6 +685,21 @@ def _check_shapes(arrays, variables, what: str, hint: str) -> None:
                 f"The {what} for {variable.path} has shape {np.shape(array)}, "
                 f"expected {tuple(variable.shape)}; {hint}"
             )
+
+
+def _steps_and_continues(trajectories: Sequence[Trajectory]) -> tuple[np.ndarray, np.ndarray]:
+    """Where each step's row is among the observations (each trajectory has one more, its
+    bootstrap state), and 1 where the episode goes on after the step, 0 where it ended. A
+    trajectory cut short by a crash did not end its episode, so it bootstraps."""
+    step_rows, not_done, start = [], [], 0
+    for t in trajectories:
+        step_rows.append(np.arange(start, start + len(t), dtype=np.int32))
+        start += len(t) + 1
+        done = np.asarray(t.terminal, bool).copy()
+        if t.truncated:
+            done[-1] = False
+        not_done.append(1.0 - done.astype(np.float32))
+    return np.concatenate(step_rows), np.concatenate(not_done)
 
 
 def _check_finite(grads, variables, what: str) -> None:

@@ -20,7 +20,7 @@ from .spaces import ActionSet, InputSpec
 def build_macro_mlp(encoder_spec: Mapping[str, InputSpec], action_set: ActionSet, config):
     """A model from "player" and "macro" (``ObservationEncoder``'s, with a batch axis) to
     "function" logits [B, n_macros] and "value" [B]: ``build_fullyconv``'s outputs for a
-    set with no argument heads, its output layers named as ``Policy.head_weights`` reads."""
+    set with no argument heads, its output layers named as ``SplitsHeads.head_weights`` reads."""
     if "macro" not in encoder_spec or action_set.argument_heads:
         raise ConfigError(
             f"The macro MLP plays a set of macros (action-set macro), not {action_set.name!r}; "

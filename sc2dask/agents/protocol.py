@@ -37,8 +37,8 @@ LEARNER_CALLS: Mapping[str, tuple[tuple, dict]] = {
     "get_optimizer_state": ((), {}),
     "set_optimizer_state": (("state",), {}),
 }
-# Optional: checked where present (``core.PreparesAhead``; ``head_weights`` is needed
-# only where layered sync sends the heads apart, ``check_layered_sync``).
+# Optional: checked where present (``core.PreparesAhead``, ``core.SplitsHeads``; the
+# heads are needed only where layered sync sends them apart, ``check_layered_sync``).
 OPTIONAL_LEARNER_CALLS = {"prepare": ((), {"gradients": True, "apply": True})}
 OPTIONAL_POLICY_CALLS = {"head_weights": ((), {})}
 ENCODER_CALLS = {"encode": (("observation",), {}), "encode_batch": (("observations",), {})}
@@ -59,7 +59,7 @@ def check_policy(policy: Any, path: str) -> None:
     """A policy takes every call an env host makes of it, and has what hosts read."""
     owner = f"agent-class {path!r}: its policy ({type(policy).__name__})"
     _check_calls(policy, POLICY_CALLS, owner, "Policy")
-    _check_calls(policy, OPTIONAL_POLICY_CALLS, owner, "Policy", optional=True)
+    _check_calls(policy, OPTIONAL_POLICY_CALLS, owner, "SplitsHeads", optional=True)
     encoder = getattr(policy, "encoder", None)
     if encoder is None or not isinstance(getattr(policy, "obs_spec", None), Mapping):
         missing = "encoder" if encoder is None else "obs_spec (a dict)"
@@ -83,7 +83,7 @@ def check_layered_sync(policy: Any, path: str, layered_sync: int) -> None:
         raise ConfigError(
             f"layered-sync {layered_sync} sends a policy's heads apart from its other "
             f"weights, and agent-class {path!r}'s policy has no head_weights(); add it "
-            f"(sc2dask.core.Policy), or set layered-sync 1."
+            f"(sc2dask.core.SplitsHeads), or set layered-sync 1."
         )
 
 

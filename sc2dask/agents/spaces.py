@@ -232,6 +232,8 @@ class ObservationEncoder:
             )
 
     def spec(self) -> dict[str, InputSpec]:
+        """What ``encode`` returns, key by key: each array's shape (no batch axis), dtype
+        and, for "screen" and "minimap", the layers in their order."""
         return dict(self._spec)
 
     def encode(self, observation) -> dict[str, np.ndarray]:
@@ -294,6 +296,9 @@ class ActionSet:
     def create(
         cls, name: str, screen_size: tuple[int, int], minimap_size: tuple[int, int]
     ) -> ActionSet:
+        """The set called ``name`` (the ``action-set`` setting: ``ACTION_SETS`` and the
+        macro sets) for an env whose feature screen and minimap are these (x, y) sizes;
+        ConfigError naming the choices for an unknown name."""
         if name not in ACTION_SETS:
             raise ConfigError(
                 f"Unknown action set {name!r}; choose one of {', '.join(ACTION_SETS)}."
@@ -336,6 +341,7 @@ class ActionSet:
 
     @property
     def argument_heads(self) -> list[str]:
+        """The heads besides "function", in ``uses``' column order."""
         return [h for h in self.heads if h != "function"]
 
     def function_call(self, heads: Mapping[str, int]) -> actions.FunctionCall | macros.MacroCall:

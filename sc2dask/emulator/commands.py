@@ -328,30 +328,13 @@ def command(
         queued = [u for u in structures if u.queue]
         return economy.cancel(world, queued[0], len(queued[0].queue) - 1) if queued else ERROR
     if general == gamedata.LAND.ability_id:
-        flyers = [u for u in own if u.type in economy.LANDS]
-        if not flyers or point is None:
-            return ERROR
-        site = economy.snap(economy.LANDS[flyers[0].type], *point)
-        problem = economy.placement_error(world, economy.LANDS[flyers[0].type], *site)
-        if problem is not None:
-            return problem
-        world.command(flyers[:1], Order("land", ability_id, point=site), queue)
-        return SUCCESS
+        return _land(world, [u for u in own if u.type in economy.LANDS], ability_id, point, queue)
     if general in (gamedata.RALLY_UNITS.ability_id, gamedata.RALLY_WORKERS.ability_id):
         return _rally(structures, point, target)
     if ability_id in gamedata.BUILDS:
         return _build(world, workers, gamedata.BUILDS[ability_id], ability_id, point, queue)
     if general == gamedata.HARVEST_GATHER.ability_id:
-        if not workers:
-            return ERROR
-        if not _is_resource(target):
-            return error_pb2.MustTargetResources
-        if target.type is gamedata.VESPENE_GEYSER:
-            return error_pb2.MustBuildRefineryFirst
-        if not economy.is_harvestable(world, target):
-            return error_pb2.CantTargetExhaustedResources
-        world.command(workers, Order("gather", ability_id, target=target.tag), queue)
-        return SUCCESS
+        return _gather(world, workers, ability_id, target, queue)
     if general == gamedata.HARVEST_RETURN.ability_id:
         carrying = [u for u in workers if u.cargo]
         if not carrying:
@@ -363,6 +346,32 @@ def command(
     if not movers:
         return ERROR
     return _mover_command(world, movers, workers, general, ability_id, point, target, queue)
+
+
+def _land(world: World, flyers: list[Unit], ability_id: int, point, queue: bool) -> int:
+    """The first lifted structure lands on the grid cell nearest ``point``, if it fits."""
+    if not flyers or point is None:
+        return ERROR
+    site = economy.snap(economy.LANDS[flyers[0].type], *point)
+    problem = economy.placement_error(world, economy.LANDS[flyers[0].type], *site)
+    if problem is not None:
+        return problem
+    world.command(flyers[:1], Order("land", ability_id, point=site), queue)
+    return SUCCESS
+
+
+def _gather(world: World, workers: list[Unit], ability_id: int, target, queue: bool) -> int:
+    """Workers sent to a patch or a refinery: the game's error for anything else."""
+    if not workers:
+        return ERROR
+    if not _is_resource(target):
+        return error_pb2.MustTargetResources
+    if target.type is gamedata.VESPENE_GEYSER:
+        return error_pb2.MustBuildRefineryFirst
+    if not economy.is_harvestable(world, target):
+        return error_pb2.CantTargetExhaustedResources
+    world.command(workers, Order("gather", ability_id, target=target.tag), queue)
+    return SUCCESS
 
 
 def _mover_command(world, movers, workers, general, ability_id, point, target, queue) -> int:

@@ -148,8 +148,37 @@ def _draw_units(
     written: numpy's per-call overhead, not pixel work, dominates at these sizes.
     """
     sw, sh, mw, mh = screen.res_x, screen.res_y, mini.res_x, mini.res_y
+    n = len(units)
+    rows, values = _unit_rows(screen, mini, origin, units, selected)
+    # build_progress stays the template's zeros unless something is under construction.
+    drawn = _UNIT_LAYERS if any(not u.finished for u in units) else _UNIT_LAYERS[:-1]
+    size = np.empty((2 * n, 3), dtype=np.int64)
+    size[:n] = (sw, sh, 0)
+    size[n:] = (mw, mh, sw * sh)
+    pixels, owner, n_screen, aa_pixels, aa_weights = _rasterize(np.array(rows), size, n)
+
+    split = sw * sh
+    layers = np.zeros((len(drawn), split + mw * mh), dtype=np.int32)
+    layers[:, pixels] = np.array(values, dtype=np.int32)[owner, : len(drawn)].T
+    for layer, name in zip(layers, drawn):
+        getattr(out.renders, name).data = pack_layer(layer[:split], SCREEN_BPP[name])
+        if name in MINIMAP_BPP and (cheat or name != "unit_type"):
+            getattr(out.minimap_renders, name).data = pack_layer(layer[split:], MINIMAP_BPP[name])
+
+    density = np.zeros(split, dtype=np.int32)
+    np.add.at(density, pixels[:n_screen], 1)
+    out.renders.unit_density.data = np.minimum(density, 255).astype(np.uint8).tobytes()
+    density_aa = np.zeros(split, dtype=np.int32)
+    np.add.at(density_aa, aa_pixels, aa_weights)
+    out.renders.unit_density_aa.data = np.minimum(density_aa, 255).astype(np.uint8).tobytes()
+
+
+def _unit_rows(screen: ScreenGeometry, mini: MinimapGeometry, origin, units, selected):
+    """Each unit's place on the screen, then on the minimap (centre pixel, continuous
+    centre, radius in pixels), and its layer values, in ``_UNIT_LAYERS``' order."""
+    sw, sh = screen.res_x, screen.res_y
     ox, oy = origin
-    n, s_scale, m_scale = len(units), screen.scale, mini.scale
+    s_scale, m_scale = screen.scale, mini.scale
     rows, values = [], []
     for u in units:
         # Centre pixels come from the geometry module (the transform pysc2 and the action
@@ -173,8 +202,6 @@ def _draw_units(
                 0 if u.finished else int(u.build_progress * 255),
             )
         )
-    # build_progress stays the template's zeros unless something is under construction.
-    drawn = _UNIT_LAYERS if any(not u.finished for u in units) else _UNIT_LAYERS[:-1]
     for u in units:
         rows.append(
             (
@@ -184,25 +211,7 @@ def _draw_units(
                 u.type.radius * m_scale,
             )
         )
-    size = np.empty((2 * n, 3), dtype=np.int64)
-    size[:n] = (sw, sh, 0)
-    size[n:] = (mw, mh, sw * sh)
-    pixels, owner, n_screen, aa_pixels, aa_weights = _rasterize(np.array(rows), size, n)
-
-    split = sw * sh
-    layers = np.zeros((len(drawn), split + mw * mh), dtype=np.int32)
-    layers[:, pixels] = np.array(values, dtype=np.int32)[owner, : len(drawn)].T
-    for layer, name in zip(layers, drawn):
-        getattr(out.renders, name).data = pack_layer(layer[:split], SCREEN_BPP[name])
-        if name in MINIMAP_BPP and (cheat or name != "unit_type"):
-            getattr(out.minimap_renders, name).data = pack_layer(layer[split:], MINIMAP_BPP[name])
-
-    density = np.zeros(split, dtype=np.int32)
-    np.add.at(density, pixels[:n_screen], 1)
-    out.renders.unit_density.data = np.minimum(density, 255).astype(np.uint8).tobytes()
-    density_aa = np.zeros(split, dtype=np.int32)
-    np.add.at(density_aa, aa_pixels, aa_weights)
-    out.renders.unit_density_aa.data = np.minimum(density_aa, 255).astype(np.uint8).tobytes()
+    return rows, values
 
 
 def _draw_open_ground(out, blocked: np.ndarray, screen: _Static, mini: _Static) -> None:

@@ -82,20 +82,9 @@ class SC2GymEnv(gymnasium.Env[dict[str, Any], np.int64]):
             map_name=map_name,
         ).values
         given = {"step_mul": step_mul, "race": race, "opponent": opponent, "reward": reward}
-        train = load(TrainSettings, given, map_name=map_name).values
-        self.env_config = EnvConfig(
-            map_name,
-            agent.screen,
-            agent.minimap,
-            train.step_mul,
-            race=train.race,
-            opponent=train.opponent,
-            reward=train.reward,
-            score_scale=train.score_scale,
-            macro_actions=uses_macros(agent.action_set),
-            feature_layers=reads_feature_layers(agent),
+        self.env_config = _env_config(
+            map_name, agent, load(TrainSettings, given, map_name=map_name).values
         )
-        self.env_config.check()
         # The spec pysc2 will give, without starting a game: the spaces exist before reset.
         # Raw units (macro actions) need a map size to place the camera; the spec itself
         # does not depend on it, so any size does.
@@ -104,20 +93,8 @@ class SC2GymEnv(gymnasium.Env[dict[str, Any], np.int64]):
         ).observation_spec()
         self.encoder = ObservationEncoder(obs_spec, agent)
         self.action_set = self.encoder.action_set
-
-        spec = self.encoder.spec()
-        boxes: dict[str, gymnasium.spaces.Box] = {}
-        for key in ("screen", "minimap"):
-            if key in spec:
-                highs = np.array([layer.scale - 1 for layer in spec[key].layers])
-                high = np.broadcast_to(highs[:, None, None], spec[key].shape)
-                boxes[key] = gymnasium.spaces.Box(0, high, dtype=spec[key].dtype)
-        boxes["player"] = gymnasium.spaces.Box(0.0, PLAYER_HIGH, spec["player"].shape, np.float32)
-        if "macro" in spec:  # log1p of counts as PLAYER_HIGH bounds them, minutes / 30
-            boxes["macro"] = gymnasium.spaces.Box(0.0, PLAYER_HIGH, spec["macro"].shape, np.float32)
-        self.observation_space = gymnasium.spaces.Dict(dict(boxes))
-        self._boxes = {key: boxes[key] for key in self.observation_space.spaces}  # its order
-
+        self.observation_space = _observation_space(self.encoder)
+        self._boxes = dict(self.observation_space.spaces)  # in its order
         self._point_arg = [
             None if self.action_set.macros else _point_argument(i)
             for i in self.action_set.function_ids
@@ -236,3 +213,36 @@ def _point_argument(function_id: int) -> str | None:
     """The spatial argument (screen, minimap, screen2) a pysc2 function takes first, if any."""
     names = [arg.name for arg in actions.FUNCTIONS[int(function_id)].args]
     return next((name for name in names if name in SPATIAL_ARGS), None)
+
+
+def _env_config(map_name: str, agent, train) -> EnvConfig:
+    """The env the settings describe, checked before any game starts."""
+    config = EnvConfig(
+        map_name,
+        agent.screen,
+        agent.minimap,
+        train.step_mul,
+        race=train.race,
+        opponent=train.opponent,
+        reward=train.reward,
+        score_scale=train.score_scale,
+        macro_actions=uses_macros(agent.action_set),
+        feature_layers=reads_feature_layers(agent),
+    )
+    config.check()
+    return config
+
+
+def _observation_space(encoder: ObservationEncoder) -> gymnasium.spaces.Dict:
+    """A ``Box`` per encoded array, bounded as the encoder bounds it."""
+    spec = encoder.spec()
+    boxes: dict[str, gymnasium.spaces.Box] = {}
+    for key in ("screen", "minimap"):
+        if key in spec:
+            highs = np.array([layer.scale - 1 for layer in spec[key].layers])
+            high = np.broadcast_to(highs[:, None, None], spec[key].shape)
+            boxes[key] = gymnasium.spaces.Box(0, high, dtype=spec[key].dtype)
+    boxes["player"] = gymnasium.spaces.Box(0.0, PLAYER_HIGH, spec["player"].shape, np.float32)
+    if "macro" in spec:  # log1p of counts as PLAYER_HIGH bounds them, minutes / 30
+        boxes["macro"] = gymnasium.spaces.Box(0.0, PLAYER_HIGH, spec["macro"].shape, np.float32)
+    return gymnasium.spaces.Dict(dict(boxes))

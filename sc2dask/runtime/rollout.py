@@ -106,33 +106,63 @@ def play_batch(
     A recurrent policy's memory of each env stays in its slot (``EnvSlot.memory``) from
     one rollout to the next, and starts afresh with each episode.
     """
-    records = [_Record() for _ in slots]
-    fresh = {k: v[0] for k, v in policy.initial_state(1).items()}  # an episode's start
+    rollout = _Rollout(slots, policy, rng)
+    run = _concurrently(threads) if threads is not None and len(slots) > 1 else map
+    rollout.timesteps = list(run(rollout.observe, range(len(slots))))
+    groups = (
+        [list(range(g, len(slots), env_groups)) for g in range(min(env_groups, len(slots)))]
+        if threads is not None
+        else []
+    )
+    if len(groups) > 1:
+        _take_turns(groups, n_steps, rollout, threads)
+    else:
+        for _ in range(n_steps):
+            live = [i for i, t in enumerate(rollout.timesteps) if t is not None]
+            if not live:
+                break
+            calls = rollout.act(live)
+            for i, timestep in zip(live, run(rollout.step, live, calls)):
+                rollout.timesteps[i] = timestep
+    return rollout.trajectories(version)
 
-    def observe(i):
+
+class _Rollout:
+    """One ``play_batch``: each env's current timestep (None once its game crashed) and
+    what it did so far (``_Record``)."""
+
+    def __init__(self, slots: Sequence[EnvSlot], policy, rng: np.random.Generator):
+        self.slots, self.policy, self.rng = slots, policy, rng
+        self.records = [_Record() for _ in slots]
+        self.fresh = {k: v[0] for k, v in policy.initial_state(1).items()}  # an episode's start
+        self.timesteps: list = []
+
+    def observe(self, i: int):
         """The observation env i acts on next; a crash takes it out of the rollout."""
         try:
-            return slots[i].current()
+            return self.slots[i].current()
         except GAME_FAILURES as exc:
-            slots[i].crashed(exc)
-            records[i].crashed = True
+            self.slots[i].crashed(exc)
+            self.records[i].crashed = True
             return None
 
-    def step(i, action):
+    def step(self, i: int, action):
+        """Env i's step with ``action``, then the observation it acts on next."""
         try:
-            records[i].stepped(slots[i].step(action))
+            self.records[i].stepped(self.slots[i].step(action))
         except GAME_FAILURES as exc:
-            slots[i].crashed(exc)
-            records[i].crashed = True
+            self.slots[i].crashed(exc)
+            self.records[i].crashed = True
             return None
-        return observe(i)
+        return self.observe(i)
 
-    def act(live):
+    def act(self, live: list[int]) -> list:
         """One forward pass for the envs ``live``; their calls, recorded."""
-        batch = policy.encoder.encode_batch([timesteps[i].observation for i in live])
+        slots, records, fresh = self.slots, self.records, self.fresh
+        batch = self.policy.encoder.encode_batch([self.timesteps[i].observation for i in live])
         memories = [fresh if slots[i].memory is None else slots[i].memory for i in live]
         state = {k: np.stack([memory[k] for memory in memories]) for k in fresh}
-        heads, behaviour, calls, after = policy.act(batch, rng, state)
+        heads, behaviour, calls, after = self.policy.act(batch, self.rng, state)
         extras = {k: np.asarray(v) for k, v in behaviour.items() if k != "log_prob"}
         for row, i in enumerate(live):
             if not records[i].actions:
@@ -144,27 +174,12 @@ def play_batch(
             records[i].extras.append({k: v[row] for k, v in extras.items()})
         return calls
 
-    run = _concurrently(threads) if threads is not None and len(slots) > 1 else map
-    timesteps = list(run(observe, range(len(slots))))
-    groups = (
-        [list(range(g, len(slots), env_groups)) for g in range(min(env_groups, len(slots)))]
-        if threads is not None
-        else []
-    )
-    if len(groups) > 1:
-        _take_turns(groups, n_steps, timesteps, act, step, threads)
-    else:
-        for _ in range(n_steps):
-            live = [i for i, t in enumerate(timesteps) if t is not None]
-            if not live:
-                break
-            calls = act(live)
-            for i, timestep in zip(live, run(step, live, calls)):
-                timesteps[i] = timestep
-    for i, timestep in enumerate(timesteps):
-        if timestep is not None:
-            records[i].encoded.append(policy.encoder.encode(timestep.observation))
-    return [record.trajectory(version) for record in records]
+    def trajectories(self, version: int) -> list[Trajectory | None]:
+        """One per env: the last state of each env still playing closes its trajectory."""
+        for i, timestep in enumerate(self.timesteps):
+            if timestep is not None:
+                self.records[i].encoded.append(self.policy.encoder.encode(timestep.observation))
+        return [record.trajectory(version) for record in self.records]
 
 
 def _concurrently(threads: concurrent.futures.Executor):
@@ -183,9 +198,10 @@ def _concurrently(threads: concurrent.futures.Executor):
     return run
 
 
-def _take_turns(groups, n_steps, timesteps, act, step, threads) -> None:
+def _take_turns(groups, n_steps, rollout: _Rollout, threads) -> None:
     """``play_batch`` with groups of envs in turn: group g's next actions are chosen while
     the other groups' games step (each env's step is one task on ``threads``)."""
+    timesteps = rollout.timesteps
     stepping: dict[int, list] = {}  # group -> [(env, future of its step)]
     for _ in range(n_steps):
         for g, members in enumerate(groups):
@@ -194,7 +210,8 @@ def _take_turns(groups, n_steps, timesteps, act, step, threads) -> None:
             live = [i for i in members if timesteps[i] is not None]
             if live:
                 stepping[g] = [
-                    (i, threads.submit(step, i, call)) for i, call in zip(live, act(live))
+                    (i, threads.submit(rollout.step, i, call))
+                    for i, call in zip(live, rollout.act(live))
                 ]
     for g in list(stepping):
         for i, future in stepping.pop(g):

@@ -1,6 +1,6 @@
-"""`sc2dask train --agent-class`: a user's own agent (examples/custom_agent.py) trains in every
-mode, checkpoints and is evaluated like the built-in one; a class that is no agent is one
-line and exit code 2."""
+"""`sc2dask train --agent-class`: a user's own agent (examples/custom_agent.py, and a minimal
+one written from the protocols alone) trains in every mode, checkpoints and is evaluated
+like the built-in one; a class that is no agent is one line and exit code 2."""
 
 import json
 
@@ -29,6 +29,17 @@ def _summary(done) -> dict:
 )
 def test_a_custom_agent_trains_in_each_mode(tmp_path, mode, extra):
     summary = _summary(_run(["train", *CUSTOM, *SHORT, "--mode", mode, *extra], tmp_path))
+    assert summary["mode"] == mode and summary["agent_steps"] >= 3000 and summary["updates"] > 0
+
+
+@pytest.mark.cluster
+@pytest.mark.parametrize("mode", ["central", "sync", "async"])
+def test_an_agent_written_from_the_protocols_alone_trains_in_every_mode(tmp_path, mode):
+    """tests/agents/minimal_agent.py: none of the optional parts, no "value" from act, and
+    an extra of its own that its learner needs from every trajectory, in each mode where
+    gradients are computed (the client, or the hosts)."""
+    minimal = ["--agent-class", "tests.agents.minimal_agent:Agent"]
+    summary = _summary(_run(["train", *minimal, *SHORT, "--mode", mode], tmp_path))
     assert summary["mode"] == mode and summary["agent_steps"] >= 3000 and summary["updates"] > 0
 
 
