@@ -106,9 +106,8 @@ def play_batch(
     A recurrent policy's memory of each env stays in its slot (``EnvSlot.memory``) from
     one rollout to the next, and starts afresh with each episode.
     """
-    rollout = _Rollout(slots, policy, rng)
     run = _concurrently(threads) if threads is not None and len(slots) > 1 else map
-    rollout.timesteps = list(run(rollout.observe, range(len(slots))))
+    rollout = _Rollout(slots, policy, rng, run)
     groups = (
         [list(range(g, len(slots), env_groups)) for g in range(min(env_groups, len(slots)))]
         if threads is not None
@@ -131,11 +130,12 @@ class _Rollout:
     """One ``play_batch``: each env's current timestep (None once its game crashed) and
     what it did so far (``_Record``)."""
 
-    def __init__(self, slots: Sequence[EnvSlot], policy, rng: np.random.Generator):
+    def __init__(self, slots: Sequence[EnvSlot], policy, rng: np.random.Generator, run=map):
+        """``run`` maps over the envs: ``map``, or concurrently on a host's threads."""
         self.slots, self.policy, self.rng = slots, policy, rng
         self.records = [_Record() for _ in slots]
         self.fresh = {k: v[0] for k, v in policy.initial_state(1).items()}  # an episode's start
-        self.timesteps: list = []
+        self.timesteps: list = list(run(self.observe, range(len(slots))))
 
     def observe(self, i: int):
         """The observation env i acts on next; a crash takes it out of the rollout."""

@@ -1,8 +1,9 @@
 """An agent written only from ``sc2dask.core``'s protocols and the docs (docs/agents.md and
 the API reference's spaces), leaving out everything they call optional: no ``prepare``,
 no ``head_weights``, no "value" in ``act``'s outputs. Its one output besides ``log_prob``
-is an extra of its own, "entropy", which its learner requires in every trajectory, so a
-run fails if per-step extras do not reach the learner (tests/cli/test_agent_class.py).
+is an extra of its own, "entropy" (the function head's), which its learner requires in
+every trajectory, so a run fails if per-step extras do not reach the learner
+(tests/cli/test_agent_class.py).
 
 The policy is a learned bias per choice of each head (it ignores what it sees), learnt by
 REINFORCE: the least an agent can be and still learn."""
@@ -18,12 +19,14 @@ from sc2dask.agents import ObservationEncoder
 
 @dataclasses.dataclass(frozen=True)
 class Config:
+    """Fields named like sc2dask's agent settings take the run's values."""
+
     action_set: str = "move"
     screen: int = 32
     minimap: int = 32
     screen_layers: tuple[str, ...] = ("player_relative",)
     minimap_layers: tuple[str, ...] = ()
-    step_size: float = 0.1
+    step_size: float = 0.1  # plain gradient steps on the biases (not a setting)
 
 
 def _log_softmax(logits: np.ndarray) -> np.ndarray:
@@ -32,6 +35,8 @@ def _log_softmax(logits: np.ndarray) -> np.ndarray:
 
 
 class BiasPolicy:
+    """A learned bias for each choice of each head; unavailable functions masked out."""
+
     def __init__(self, config: Config, obs_spec):
         self.obs_spec = dict(obs_spec)
         self.encoder = ObservationEncoder(obs_spec, config)
@@ -53,12 +58,15 @@ class BiasPolicy:
 
     def act(self, batch, rng, state):
         log_pi = self.log_pi(batch["available"])
-        chosen = {h: np.argmax(lp + rng.gumbel(size=lp.shape), 1) for h, lp in log_pi.items()}
+        chosen = {
+            h: np.argmax(lp + rng.gumbel(size=lp.shape), 1).astype(np.int32)
+            for h, lp in log_pi.items()
+        }
         rows = np.arange(len(batch["available"]))
         taken = np.c_[np.ones(len(rows), bool), self.actions.uses[chosen["function"]]]
         picked = np.stack([lp[rows, chosen[h]] for h, lp in log_pi.items()], 1)
         probs = np.exp(log_pi["function"])
-        entropy = -np.where(probs > 0, probs * log_pi["function"], 0.0).sum(1)
+        entropy = -(probs * np.where(probs > 0, log_pi["function"], 0.0)).sum(1)
         outputs = {
             "log_prob": np.where(taken, picked, 0.0).sum(1).astype(np.float32),
             "entropy": entropy.astype(np.float32),
@@ -73,6 +81,8 @@ class BiasPolicy:
 
 
 class Reinforce:
+    """REINFORCE on each episode's return within the rollout, no baseline."""
+
     def __init__(self, config: Config, policy: BiasPolicy):
         self.config, self.policy = config, policy
 
@@ -84,7 +94,7 @@ class Reinforce:
             if entropy is None or entropy.shape != (len(t),):
                 raise ValueError(f"the acting policy's entropy did not arrive: {t.extras}")
             entropies.append(entropy)
-            returns = np.cumsum(t.rewards[::-1])[::-1]  # undiscounted, to the rollout's end
+            returns = _returns(t.rewards, t.terminal)
             log_pi = self.policy.log_pi(t.observations["available"][:-1])
             taken = np.c_[np.ones(len(t)), self.policy.actions.uses[t.actions["function"]]]
             for i, (head, lp) in enumerate(log_pi.items()):
@@ -112,7 +122,18 @@ class Reinforce:
         pass
 
 
+def _returns(rewards: np.ndarray, terminal: np.ndarray) -> np.ndarray:
+    """Undiscounted rewards to the episode's end, or to the rollout's where it goes on."""
+    out, running = np.zeros(len(rewards), np.float32), 0.0
+    for i in reversed(range(len(rewards))):
+        running = rewards[i] + (0.0 if terminal[i] else running)
+        out[i] = running
+    return out
+
+
 class Agent:
+    """What ``--agent-class`` names: the factory of the policy and the learner."""
+
     Config: type = Config
 
     def __init__(self, config: Config):

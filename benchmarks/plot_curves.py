@@ -1,0 +1,66 @@
+"""Several runs' curves on one plot, against agent steps and against wall time: agents or
+settings side by side, as a results page shows them.
+
+    python benchmarks/plot_curves.py --out docs/results/img/x.png --title "..." \
+        FullyConv=benchmarks/results/.../curve.csv.gz Relational=.../curve.csv.gz
+
+Each curve is a benchmark's ``curve.csv`` (plain or gzipped) with ``agent_steps``,
+``wall_s`` and the column plotted (``--column``, the mean score of the last 100 episodes
+unless given).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def read_curve(path: Path, column: str) -> tuple[list[float], list[float], list[float]]:
+    """(agent steps, wall minutes, values) of the rows where ``column`` has a value."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    steps, minutes, values = [], [], []
+    with opener(path, "rt") as f:
+        for row in csv.DictReader(f):
+            value = float(row[column])
+            if not math.isnan(value):
+                steps.append(float(row["agent_steps"]))
+                minutes.append(float(row["wall_s"]) / 60)
+                values.append(value)
+    return steps, minutes, values
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("curves", nargs="+", metavar="LABEL=CURVE.csv[.gz]")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--title", default="")
+    parser.add_argument("--column", default="mean_score_last_100")
+    args = parser.parse_args()
+    fig, (by_steps, by_time) = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for item in args.curves:
+        label, _, path = item.partition("=")
+        if not path:
+            parser.error(f"{item!r}: give each curve as LABEL=PATH")
+        steps, minutes, values = read_curve(Path(path), args.column)
+        by_steps.plot(steps, values, label=label)
+        by_time.plot(minutes, values, label=label)
+    by_steps.set_xlabel("agent steps")
+    by_time.set_xlabel("wall minutes")
+    by_steps.set_ylabel(args.column.replace("_", " "))
+    by_steps.legend()
+    fig.suptitle(args.title)
+    fig.tight_layout()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(args.out, dpi=90)
+
+
+if __name__ == "__main__":
+    main()
