@@ -14,7 +14,7 @@ from typing import Any
 from ..core import Agent, AgentSpec
 from ..errors import ConfigError
 from ..settings import AgentSettings, load
-from .protocol import check_agent_class
+from .protocol import check_agent_class, check_layered_sync, check_learner
 
 EXAMPLE = "examples.custom_agent:Agent"
 REQUIRED = ("make_policy", "make_learner")
@@ -88,3 +88,12 @@ def build_agent(spec: AgentSpec) -> Agent:
     """The agent of ``spec``, made in this process."""
     agent_class = load_agent_class(spec.class_path)
     return agent_class(agent_class.Config(**spec.config))
+
+
+def check_agent_parts(spec: AgentSpec, obs_spec, layered_sync: int) -> None:
+    """Build the agent's learner and policy as a run's client will, and check that they
+    take every call sc2dask makes: a misfit method is one ConfigError before a cluster
+    starts, not a traceback after (``check_learner``, ``check_layered_sync``)."""
+    learner = build_agent(spec).make_learner(obs_spec)
+    check_learner(learner, spec.class_path)
+    check_layered_sync(learner.policy, spec.class_path, layered_sync)

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..game import macro_state, macros
-from ..game.pysc2lib import actions, features
+from ..game.pysc2lib import actions, features, point
 
 # Reduced function sets, by pysc2 function name. A small set leaves the policy fewer
 # useless calls to try before it finds the ones a map rewards; "minigames"
@@ -386,6 +386,15 @@ def agent_interface_format(config) -> features.AgentInterfaceFormat:
         use_raw_units=raw,
         use_raw_actions=raw,
     )
+
+
+def expected_obs_spec(config) -> dict[str, tuple]:
+    """The observation spec pysc2 gives an env made for this agent, without starting a
+    game: what the Gymnasium env's spaces and the check of an agent's parts before a
+    cluster starts are built from. Raw units need a map size to place the camera; the
+    spec does not depend on it, so any size does."""
+    interface = features.Features(agent_interface_format(config), map_size=point.Point(64, 64))
+    return dict(interface.observation_spec())
 
 
 def reads_feature_layers(config) -> bool:

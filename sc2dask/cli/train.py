@@ -20,13 +20,17 @@ from .flags import given
 
 def train_agent(args: argparse.Namespace) -> int:
     """Train on a Dask cluster with a progress bar; Ctrl-C stops after a checkpoint."""
+    from ..agents.loading import check_agent_parts
+    from ..agents.spaces import expected_obs_spec
     from ..training.loop import train
     from ..training.run_settings import resolve_run
 
     use_config_file(args)
     train_opts, agent_opts = given(args, args.train_fields), given(args, args.agent_fields)
     # Every check before a cluster starts; train() makes the same ones.
-    run_opts = resolve_run(train_opts, agent_opts, args.resume, origin="command line").train
+    run = resolve_run(train_opts, agent_opts, args.resume, origin="command line")
+    check_agent_parts(run.agent_spec, expected_obs_spec(run.agent), run.train.layered_sync)
+    run_opts = run.train
     with (
         Console("train", args.verbose, quiet=args.json) as console,
         contextlib.ExitStack() as stack,

@@ -23,14 +23,14 @@ from ..agents.spaces import (
     ACTION_SETS,
     SPATIAL_ARGS,
     ObservationEncoder,
-    agent_interface_format,
+    expected_obs_spec,
     reads_feature_layers,
     uses_macros,
 )
 from ..errors import ConfigError
 from ..game import EnvConfig, check_map, game_seed
 from ..game.macros import MacroCall
-from ..game.pysc2lib import actions, features, point
+from ..game.pysc2lib import actions
 from ..game.scored_env import ScoredEnv
 from ..settings import AgentSettings, TrainSettings, load
 
@@ -86,12 +86,7 @@ class SC2GymEnv(gymnasium.Env[dict[str, Any], np.int64]):
             map_name, agent, load(TrainSettings, given, map_name=map_name).values
         )
         # The spec pysc2 will give, without starting a game: the spaces exist before reset.
-        # Raw units (macro actions) need a map size to place the camera; the spec itself
-        # does not depend on it, so any size does.
-        obs_spec = features.Features(
-            agent_interface_format(agent), map_size=point.Point(64, 64)
-        ).observation_spec()
-        self.encoder = ObservationEncoder(obs_spec, agent)
+        self.encoder = ObservationEncoder(expected_obs_spec(agent), agent)
         self.action_set = self.encoder.action_set
         self.observation_space = _observation_space(self.encoder)
         self._boxes = dict(self.observation_space.spaces)  # in its order

@@ -19,8 +19,9 @@ import time
 
 import numpy as np
 
-from ..agents.loading import build_agent
+from ..agents.loading import build_agent, check_agent_parts
 from ..agents.protocol import check_layered_sync, check_learner
+from ..agents.spaces import expected_obs_spec
 from ..compression import DeltaSender
 from ..core import Agent, prepare_ahead
 from ..errors import ConfigError
@@ -148,6 +149,8 @@ def train(
     from the latest checkpoint in ``checkpoint_dir``.
     """
     run = resolve_run(overrides, agent_overrides, resume)
+    # The agent's parts, built as the client will build them: a misfit is refused here.
+    check_agent_parts(run.agent_spec, expected_obs_spec(run.agent), run.train.layered_sync)
     checkpoint_lock = contextlib.ExitStack()  # the checkpoint folder, until the run ends
     if run.train.checkpoint_dir:
         checkpoint_lock.enter_context(checkpoint.run_lock(run.train.checkpoint_dir))

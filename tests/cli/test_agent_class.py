@@ -70,13 +70,28 @@ def test_an_agent_class_that_is_no_agent_is_one_line_and_exit_2(tmp_path, path, 
     assert done.returncode == 2 and len(lines) == 1 and says in lines[0], done.stderr[-2000:]
 
 
-@pytest.mark.cluster
-def test_a_learner_that_cannot_take_the_frameworks_call_is_one_line_and_exit_2(tmp_path):
-    """Refused as the client builds its learner (the hosts' would refuse it too), before
-    the first rollout, not as a traceback from the first call."""
-    path = "tests.agents.misfit_agents:PrepareTooNarrow"
-    done = _run(["train", "--agent-class", path, *SHORT], tmp_path, timeout=120)
-    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+@pytest.mark.parametrize(
+    "path, extra, says",
+    [
+        (
+            "tests.agents.misfit_agents:PrepareTooNarrow",
+            [],
+            "prepare(gradients: bool) -> None cannot take sc2dask's call",
+        ),
+        (
+            "tests.agents.misfit_agents:PolicyWithoutHeads",
+            ["--mode", "sync", "--layered-sync", "2"],
+            "policy has no head_weights()",
+        ),
+    ],
+)
+def test_an_agent_whose_parts_cannot_take_the_frameworks_calls_is_refused_before_a_cluster(
+    tmp_path, path, extra, says
+):
+    """Its learner and policy are built and checked as the client would build them, before
+    any cluster starts: one line, exit 2, no traceback, no dashboard."""
+    done = _run(["train", "--agent-class", path, *SHORT, *extra], tmp_path, timeout=60)
+    lines = done.stderr.strip().splitlines()
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
-    assert len(errors) == 1, done.stderr[-2000:]  # beside the "Log:" line the run started with
-    assert "prepare(gradients: bool) -> None cannot take sc2dask's call" in errors[0]
+    assert len(lines) == 1 and says in lines[0], done.stderr[-2000:]
+    assert "dashboard" not in (done.stdout + done.stderr).lower()
