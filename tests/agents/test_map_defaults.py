@@ -1,5 +1,6 @@
-"""Each map's defaults (``sc2dask.maps`` in sc2dask.yaml) build a valid agent, and that
-agent plays a few steps of its map on the emulator: a default that names a layer the
+"""Each map's defaults (``sc2dask.maps`` in sc2dask.yaml) build a valid agent for the
+observation spec expected before any game starts, and that agent plays a few steps of its
+map on the emulator: a default that names a layer the
 map lacks, a function it never allows, or sizes that do not fit fails here, not an hour
 into a benchmark."""
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 
 from sc2dask.agents.loading import build_agent
+from sc2dask.agents.spaces import expected_obs_spec
 from sc2dask.emulator.maps import EMULATED_MAPS
 from sc2dask.training.run_settings import resolve_run
 
@@ -24,6 +26,8 @@ def test_the_maps_defaults_build_an_agent_that_plays_its_map(map_name):
     rng = np.random.default_rng(0)
     with run.env_config.make(seed=1) as env:
         spec = {k: tuple(v) for k, v in env.observation_spec()[0].items()}
+        # what an agent's parts were checked against before any cluster started
+        assert {k: tuple(v) for k, v in expected_obs_spec(run.agent).items()} == spec
         policy = agent.make_policy(spec)
         state = policy.initial_state(1)
         timestep = env.reset()[0]
