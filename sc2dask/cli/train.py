@@ -29,12 +29,13 @@ def train_agent(args: argparse.Namespace) -> int:
     train_opts, agent_opts = given(args, args.train_fields), given(args, args.agent_fields)
     # Every check before a cluster starts; train() makes the same ones.
     run = resolve_run(train_opts, agent_opts, args.resume, origin="command line")
-    check_agent_parts(run.agent_spec, expected_obs_spec(run.agent), run.train.layered_sync)
     run_opts = run.train
     with (
         Console("train", args.verbose, quiet=args.json) as console,
         contextlib.ExitStack() as stack,
     ):
+        # The agent's parts too, once the console keeps TensorFlow's start-up logs off it.
+        check_agent_parts(run.agent_spec, expected_obs_spec(run.agent), run_opts.layered_sync)
         envs = run_opts.envs or len(run_opts.sc2) or None
         client = open_client(stack, args.scheduler, envs, security_from_flags(args))
         _say_where_to_watch(console, client)
