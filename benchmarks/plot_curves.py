@@ -12,8 +12,6 @@ unless given).
 from __future__ import annotations
 
 import argparse
-import csv
-import gzip
 import math
 from pathlib import Path
 
@@ -21,20 +19,19 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from resumable import curve_up_to  # noqa: E402
 
 
 def read_curve(path: Path, column: str) -> tuple[list[float], list[float], list[float]]:
     """(agent steps, wall minutes, values) of the rows where ``column`` has a value."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    steps, minutes, values = [], [], []
-    with opener(path, "rt") as f:
-        for row in csv.DictReader(f):
-            value = float(row[column])
-            if not math.isnan(value):
-                steps.append(float(row["agent_steps"]))
-                minutes.append(float(row["wall_s"]) / 60)
-                values.append(value)
-    return steps, minutes, values
+    if not path.exists():
+        raise SystemExit(f"{path}: no such curve")
+    rows = [r for r in curve_up_to(path, math.inf) if not math.isnan(r[column])]
+    return (
+        [r["agent_steps"] for r in rows],
+        [r["wall_s"] / 60 for r in rows],
+        [r[column] for r in rows],
+    )
 
 
 def main() -> None:

@@ -20,7 +20,6 @@ import time
 import numpy as np
 
 from ..agents.loading import build_agent, check_agent_parts
-from ..agents.protocol import check_layered_sync, check_learner
 from ..agents.spaces import expected_obs_spec
 from ..compression import DeltaSender
 from ..core import Agent, prepare_ahead
@@ -286,9 +285,8 @@ class _Run:
         prepared = self.pool.map(lambda _: lambda host: host.prepare(agent, not central))
         _, spec = next(prepared)  # the first host's games run
         assert self._client_agent is not None  # made as the run started (loop)
+        # Its methods were checked as the run started (``train``: ``check_agent_parts``).
         learner = self._client_agent.make_learner(spec)
-        check_learner(learner, agent.class_path)  # one clear error, not a traceback
-        check_layered_sync(learner.policy, agent.class_path, self.settings.layered_sync)
         prepare_ahead(learner, gradients=central, apply=True)
         for _ in prepared:
             pass
