@@ -155,7 +155,10 @@ class Board:
         return 1 if centre is None or self.hall.x < centre[0] else -1
 
     def can(self) -> dict[str, bool]:
-        """Each macro's preconditions, by name."""
+        """Each macro's preconditions, by name. One depot at a time is "an SCV holds a
+        depot's build order" (it keeps the order while it constructs, as in the game), not
+        "every depot finished": a depot whose builder was killed stays unfinished, and
+        would close the macro for the rest of the game."""
         hall, minerals, supply = self.hall, self.minerals, self.supply_left
         free_scvs = any(u.order_id_0 not in (BUILD_DEPOT, BUILD_BARRACKS) for u in self.scvs)
         army = bool(self.marines)
@@ -164,8 +167,7 @@ class Board:
             "build_supply_depot": hall is not None
             and free_scvs
             and minerals >= 100
-            and not self.ordered(BUILD_DEPOT)
-            and all(d.build_progress == 100 for d in self.depots),
+            and not self.ordered(BUILD_DEPOT),
             "build_barracks": hall is not None
             and free_scvs
             and minerals >= 150
