@@ -92,6 +92,7 @@ class Bot:
         enemies = [u for u in world.visible_units(self.owner) if _hostile(u, self.owner)]
         self._remember(own, enemies)
         self._mine(world, workers, hall)
+        self._resume(world, own, workers)
         self._supply(world, own, workers, hall)
         self._barracks(world, own, workers, hall)
         self._train(world, own, workers, hall)
@@ -125,6 +126,19 @@ class Bot:
             worker.orders.append(
                 Order("gather", gd.HARVEST_GATHER_SCV.ability_id, target=field.tag, phase="go")
             )
+
+    def _resume(self, world, own, workers) -> None:
+        """A structure whose builder was killed stands unfinished (the game pauses it):
+        the nearest miner goes on with it, as a player would. Waiting for it instead
+        left a bot without depots for the rest of the game after one lost SCV."""
+        constructing = {o.target for w in workers for o in w.orders if o.kind == "construct"}
+        miners = [w for w in workers if w.harvesting or not w.orders]
+        for structure in own:
+            if structure.finished or structure.tag in constructing or not miners:
+                continue
+            builder = min(miners, key=lambda w: math.dist((w.x, w.y), (structure.x, structure.y)))
+            miners.remove(builder)
+            builder.orders[:] = [Order("construct", gd.SMART.ability_id, target=structure.tag)]
 
     def _supply(self, world, own, workers, hall) -> None:
         building = any(o.build is gd.SUPPLY_DEPOT for w in workers for o in w.orders)

@@ -32,6 +32,25 @@ def test_a_bot_knows_only_the_enemy_structures_its_units_have_seen():
     assert far.tag not in bot.known  # seen gone
 
 
+def test_a_bot_goes_on_with_a_depot_whose_builder_was_killed():
+    world = World(Simple64(), seed=1)
+    depots = []
+    while not depots:  # until the bot's first depot stands, under construction
+        world.step(16)
+        depots = [u for u in world.units_of(Owner.HOSTILE, gd.SUPPLY_DEPOT) if not u.finished]
+    (depot,) = depots
+    (builder,) = [
+        u
+        for u in world.units_of(Owner.HOSTILE, gd.SCV)
+        if u.orders and u.orders[0].target == depot.tag
+    ]
+    builder.health = 0  # killed: the depot is left paused, as in the game
+    world.step(16)
+    assert depot.tag in world.units and not depot.finished
+    world.step(gd.SUPPLY_DEPOT.build_loops + 4 * gd.LOOPS_PER_SECOND)  # another SCV walks there
+    assert depot.finished
+
+
 def test_a_bot_searches_the_map_once_the_places_it_knew_are_empty():
     bot = Bot(sc_pb.Easy, Owner.HOSTILE, (16.5, 47.5))
     bot.searched.append((16.5, 47.5))  # the enemy's start seen empty
