@@ -32,7 +32,10 @@ DEPOT_SITES = [(7.0, dy) for dy in (2.0, 5.0, 8.0, 11.0)] + [(10.0, dy) for dy i
 DEFEND_RADIUS = 16.0  # enemies this close to the town hall draw the army home
 RALLY = (12.0, 12.0)  # where the army gathers, from the town hall as the sites are
 WAVE_JITTER, ATTACK_JITTER_S = 2, 60  # a game's plan: wave and first attack, +- these
-BARRACKS_SITES = [(13.5, dy) for dy in (-1.5, 3.5, 8.5)] + [(19.5, dy) for dy in (-1.5, 3.5)]
+# Barracks (3x3) centres lie on half cells: offsets of whole cells from the town hall keep
+# them there, so the two bases' buildings mirror exactly (half-cell offsets were rounded to
+# even, a cell apart between the seats).
+BARRACKS_SITES = [(14.0, dy) for dy in (-1.0, 4.0, 9.0)] + [(20.0, dy) for dy in (-1.0, 4.0)]
 
 
 @dataclasses.dataclass(frozen=True)

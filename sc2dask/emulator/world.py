@@ -58,6 +58,11 @@ class World:
     def __init__(self, scenario, seed: int):
         self.scenario = scenario
         self.rng = np.random.default_rng(seed)
+        # The order units act in within a loop, drawn afresh each loop from a stream of its
+        # own (the game's other draws stay as they were). In creation order the older units
+        # acted first, so of two equal bots building in step player 1 won nearly every game
+        # (benchmarks/results/fullgame_log.md, "The seats").
+        self._turns = np.random.default_rng([seed, 1])
         self.units: dict[int, Unit] = {}
         self.game_loop = 0
         self.players = {
@@ -196,6 +201,8 @@ class World:
                 owner: _box(units) for owner, units in self._rosters.items() if units
             }
             combat.land_due(self)  # this loop's damage, together, before anyone acts
+            if all(self._rosters.values()):  # two players' units: neither acts first by rule
+                acting = [acting[i] for i in self._turns.permutation(len(acting)).tolist()]
             for unit in acting:
                 if unit.alive:  # a unit killed earlier in this loop starts no attack
                     self._act(unit)

@@ -112,9 +112,6 @@ def test_mirrored_fights_are_won_by_either_side():
         world = _world(seed)
         agents = [world.spawn(gd.MARINE, Owner.AGENT, 30.0, 20.0 + i) for i in range(10)]
         hostiles = [world.spawn(gd.MARINE, Owner.HOSTILE, 35.5, 20.0 + i) for i in range(10)]
-        sides = (agents, hostiles)
-        _loops_until(
-            world, lambda sides=sides: not all(any(u.alive for u in s) for s in sides), 400
-        )
+        world.step(400)  # the fight is over: survivors out of each other's range stay idle
         won.append(sum(u.alive for u in agents) > sum(u.alive for u in hostiles))
     assert 2 <= sum(won) <= 8, won
