@@ -2,7 +2,7 @@
 map's mean (± one standard error) falls, with the band scaled to [0, 1].
 
     python benchmarks/plot_fidelity.py --out docs/results/img/fidelity_random.png \
-        benchmarks/results/fidelity.txt benchmarks/results/fidelity_combat_timing.txt
+        benchmarks/results/fidelity.txt benchmarks/results/fidelity_fair_seats.txt
 
 Reads the tables ``bench_fidelity.py`` prints; a map in a later file replaces the same
 map of an earlier one (the newer measurement).
