@@ -356,12 +356,11 @@ def approach(world, unit: Unit, target: Unit) -> bool:
     """Walk towards ``target``'s edge; True once within ``ARRIVE`` of it."""
     if unit.gap_to(target) <= ARRIVE:
         return True
-    x0, y0, x1, y1 = (
-        target.footprint() if target.type.is_structure else (target.x, target.y, target.x, target.y)
-    )
+    goal = target.footprint() if target.type.is_structure else None
+    x0, y0, x1, y1 = goal or (target.x, target.y, target.x, target.y)
     nx, ny = min(max(unit.x, x0), x1), min(max(unit.y, y0), y1)
     stop = unit.type.radius + (0.0 if target.type.is_structure else target.type.radius)
-    world.move_towards(unit, nx, ny, stop_at=stop + ARRIVE / 2)
+    world.move_towards(unit, nx, ny, stop_at=stop + ARRIVE / 2, goal=goal)
     return unit.gap_to(target) <= ARRIVE
 
 

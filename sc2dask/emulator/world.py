@@ -328,8 +328,12 @@ class World:
                         best, best_key = other, (d, order)
         return best
 
-    def move_towards(self, unit: Unit, x: float, y: float, stop_at: float) -> bool:
-        """Walk at unit speed; True once within ``stop_at`` of (x, y) (or on it)."""
+    def move_towards(
+        self, unit: Unit, x: float, y: float, stop_at: float, goal: tuple | None = None
+    ) -> bool:
+        """Walk at unit speed; True once within ``stop_at`` of (x, y) (or on it).
+        ``goal``: the footprint (x0, y0, x1, y1) whose edge (x, y) lies on, where the
+        walk is to a structure or a building site (``_waypoint``)."""
         dx, dy = x - unit.x, y - unit.y
         dist = math.hypot(dx, dy)
         remaining = dist - stop_at
@@ -344,7 +348,7 @@ class World:
         step = min(speed, remaining)
         straight = unit.clear_way == (x, y, self.structure_version, unit.harvesting, unit.x, unit.y)
         if self.structure_version and unit.type.collides and not straight:  # flyers fly over
-            wx, wy = self._waypoint(unit, x, y)
+            wx, wy = self._waypoint(unit, x, y, goal)
             if (wx, wy) != (x, y):  # round a structure first
                 dx, dy = wx - unit.x, wy - unit.y
                 dist = max(math.hypot(dx, dy), 1e-9)
@@ -359,10 +363,15 @@ class World:
         unit.clear_way = (x, y, self.structure_version, unit.harvesting, unit.x, unit.y)
         return step >= remaining - 1e-6
 
-    def _waypoint(self, unit: Unit, x: float, y: float) -> tuple[float, float]:
+    def _waypoint(self, unit: Unit, x: float, y: float, goal=None) -> tuple[float, float]:
         """Where to walk to get round the first structure on the straight line to (x, y):
         the corner of it that makes the shorter way. The emulator has no path finding;
         this is enough for a base's few buildings. Harvesting workers pass resources.
+        The structure walked to is not in the way: the ``goal`` footprint where given,
+        else any whose reach holds (x, y). A point of a ``goal``'s edge within another
+        structure's reach (a site beside a depot) cannot be stood at: the way leads to
+        the goal's centre instead. Before, a builder walked into the depot beside its
+        site, or to and fro between two of its corners, for the rest of the game.
 
         Runs for most moving units every loop, so it is plain Python over the few boxes
         near the line: numpy's per-call cost on a few dozen rectangles was most of it."""
@@ -370,12 +379,18 @@ class World:
         ax, ay = unit.x, unit.y
         lo_x, hi_x, lo_y, hi_y = min(ax, x), max(ax, x), min(ay, y), max(ay, y)
         passes_resources = unit.harvesting
+        if goal is not None and not passes_resources:
+            x, y = self._open_point(x, y, goal, r)
         first, nearest = None, 1.0
         for x0, y0, x1, y1, is_resource in self._footprint_boxes():
             gx0, gy0, gx1, gy1 = x0 - r, y0 - r, x1 + r, y1 + r
             if gx1 < lo_x or gx0 > hi_x or gy1 < lo_y or gy0 > hi_y:
                 continue  # wholly to one side of the line: it cannot enter
-            if (passes_resources and is_resource) or (gx0 <= x <= gx1 and gy0 <= y <= gy1):
+            if goal is not None:
+                walked_to = (x0, y0, x1, y1) == goal
+            else:
+                walked_to = gx0 <= x <= gx1 and gy0 <= y <= gy1
+            if (passes_resources and is_resource) or walked_to:
                 continue  # a resource it passes, or the target itself
             t = _segment_enter(ax, ay, x, y, gx0, gy0, gx1, gy1)
             if t < nearest:
@@ -402,6 +417,14 @@ class World:
                 math.dist(here, c) + math.dist(c, (x, y)),
             ),
         )
+
+    def _open_point(self, x: float, y: float, goal: tuple, r: float) -> tuple[float, float]:
+        """(x, y), or the centre of ``goal`` where another footprint's reach (``r``)
+        holds (x, y)."""
+        for x0, y0, x1, y1, _ in self._footprint_boxes():
+            if (x0, y0, x1, y1) != goal and x0 - r <= x <= x1 + r and y0 - r <= y <= y1 + r:
+                return (goal[0] + goal[2]) / 2, (goal[1] + goal[3]) / 2
+        return x, y
 
     def _footprint_boxes(self) -> list[tuple[float, float, float, float, bool]]:
         """The footprints as plain tuples (x0, y0, x1, y1, is a resource), for loops."""
