@@ -30,11 +30,13 @@ MAP_CENTRE = 32.0
 # (mirrored for the other base): depots in a column, barracks in the next, a lane apart.
 DEPOT_SITES = [(7.0, dy) for dy in (2.0, 5.0, 8.0, 11.0)] + [(10.0, dy) for dy in (8.0, 11.0)]
 DEFEND_RADIUS = 16.0  # enemies this close to the town hall draw the army home
+RESUME_CLEAR = 8.0  # no SCV goes on with a paused structure while enemies are this close
+BUILD_ABILITY = {made: ability for ability, made in gd.BUILDS.items()}
 RALLY = (12.0, 12.0)  # where the army gathers, from the town hall as the sites are
 WAVE_JITTER, ATTACK_JITTER_S = 2, 60  # a game's plan: wave and first attack, +- these
 # Barracks (3x3) centres lie on half cells: offsets of whole cells from the town hall keep
-# them there, so the two bases' buildings mirror exactly (half-cell offsets were rounded to
-# even, a cell apart between the seats).
+# them there, so the two bases' buildings mirror exactly (the grid rounds a half cell to
+# even, which would set the two seats' barracks a cell apart).
 BARRACKS_SITES = [(14.0, dy) for dy in (-1.0, 4.0, 9.0)] + [(20.0, dy) for dy in (-1.0, 4.0)]
 
 
@@ -95,7 +97,7 @@ class Bot:
         enemies = [u for u in world.visible_units(self.owner) if _hostile(u, self.owner)]
         self._remember(own, enemies)
         self._mine(world, workers, hall)
-        self._resume(world, own, workers)
+        self._resume(own, workers, enemies)
         self._supply(world, own, workers, hall)
         self._barracks(world, own, workers, hall)
         self._train(world, own, workers, hall)
@@ -130,18 +132,23 @@ class Bot:
                 Order("gather", gd.HARVEST_GATHER_SCV.ability_id, target=field.tag, phase="go")
             )
 
-    def _resume(self, world, own, workers) -> None:
+    def _resume(self, own: list[Unit], workers: list[Unit], enemies: list[Unit]) -> None:
         """A structure whose builder was killed stands unfinished (the game pauses it):
-        the nearest miner goes on with it, as a player would. Waiting for it instead
-        left a bot without depots for the rest of the game after one lost SCV."""
+        the nearest miner goes on with it, as a player would, unless enemies stand by it
+        (they would kill one miner after another)."""
         constructing = {o.target for w in workers for o in w.orders if o.kind == "construct"}
         miners = [w for w in workers if w.harvesting or not w.orders]
         for structure in own:
             if structure.finished or structure.tag in constructing or not miners:
                 continue
+            if any(
+                math.dist((e.x, e.y), (structure.x, structure.y)) < RESUME_CLEAR for e in enemies
+            ):
+                continue
             builder = min(miners, key=lambda w: math.dist((w.x, w.y), (structure.x, structure.y)))
             miners.remove(builder)
-            builder.orders[:] = [Order("construct", gd.SMART.ability_id, target=structure.tag)]
+            ability = BUILD_ABILITY[structure.type]  # the order a builder shows, as in the game
+            builder.orders[:] = [Order("construct", ability, target=structure.tag)]
 
     def _supply(self, world, own, workers, hall) -> None:
         building = any(o.build is gd.SUPPLY_DEPOT for w in workers for o in w.orders)
@@ -187,10 +194,7 @@ class Bot:
     def _site(self, world, hall: Unit, unit_type) -> tuple[float, float] | None:
         """The first free site of the bot's building grid: in front of its base, towards
         the map's centre, with lanes between the buildings for its workers and army."""
-        sites = DEPOT_SITES if unit_type is gd.SUPPLY_DEPOT else BARRACKS_SITES
-        side = 1.0 if hall.x < MAP_CENTRE else -1.0
-        for dx, dy in sites:
-            site = economy.snap(unit_type, hall.x + side * dx, hall.y - side * dy)
+        for site in sites(unit_type, hall.x, hall.y):
             if economy.placement_error(world, unit_type, *site) is None:
                 return site
         return None
@@ -239,6 +243,14 @@ class Bot:
                 return place
         self.searched.clear()  # everything seen once: search again
         return self.enemy_start
+
+
+def sites(unit_type, hall_x: float, hall_y: float) -> list[tuple[float, float]]:
+    """The building grid of a base whose town hall stands at (hall_x, hall_y), in the
+    order a bot fills it: in front of the base, towards the map's centre."""
+    offsets = DEPOT_SITES if unit_type is gd.SUPPLY_DEPOT else BARRACKS_SITES
+    side = 1.0 if hall_x < MAP_CENTRE else -1.0
+    return [economy.snap(unit_type, hall_x + side * dx, hall_y - side * dy) for dx, dy in offsets]
 
 
 def _hostile(unit: Unit, owner: Owner) -> bool:

@@ -17,6 +17,7 @@ from .score import ScoreStats
 from .units import Order, Owner, Unit
 
 MAP_SIZE = (64, 64)
+Box = tuple[float, float, float, float]  # a footprint's (x0, y0, x1, y1)
 # Target search looks in a grid of the enemy's units as the loop began: cells of CELL
 # world units. No unit moves CELL_SLACK in one loop, nor is any wider than MAX_RADIUS.
 CELL, CELL_SLACK, MAX_RADIUS = 8.0, 2.0, 3.0
@@ -59,9 +60,9 @@ class World:
         self.scenario = scenario
         self.rng = np.random.default_rng(seed)
         # The order units act in within a loop, drawn afresh each loop from a stream of its
-        # own (the game's other draws stay as they were). In creation order the older units
-        # acted first, so of two equal bots building in step player 1 won nearly every game
-        # (benchmarks/results/fullgame_log.md, "The seats").
+        # own (the game's other draws stay as they were): in creation order the older units
+        # would always act first, and two bots building in step would leave every first
+        # move to player 1 (docs/results/fullgame.md#the-ladder).
         self._turns = np.random.default_rng([seed, 1])
         self.units: dict[int, Unit] = {}
         self.game_loop = 0
@@ -329,7 +330,7 @@ class World:
         return best
 
     def move_towards(
-        self, unit: Unit, x: float, y: float, stop_at: float, goal: tuple | None = None
+        self, unit: Unit, x: float, y: float, stop_at: float, goal: Box | None = None
     ) -> bool:
         """Walk at unit speed; True once within ``stop_at`` of (x, y) (or on it).
         ``goal``: the footprint (x0, y0, x1, y1) whose edge (x, y) lies on, where the
@@ -363,24 +364,25 @@ class World:
         unit.clear_way = (x, y, self.structure_version, unit.harvesting, unit.x, unit.y)
         return step >= remaining - 1e-6
 
-    def _waypoint(self, unit: Unit, x: float, y: float, goal=None) -> tuple[float, float]:
+    def _waypoint(
+        self, unit: Unit, x: float, y: float, goal: Box | None = None
+    ) -> tuple[float, float]:
         """Where to walk to get round the first structure on the straight line to (x, y):
         the corner of it that makes the shorter way. The emulator has no path finding;
         this is enough for a base's few buildings. Harvesting workers pass resources.
         The structure walked to is not in the way: the ``goal`` footprint where given,
         else any whose reach holds (x, y). A point of a ``goal``'s edge within another
         structure's reach (a site beside a depot) cannot be stood at: the way leads to
-        the goal's centre instead. Before, a builder walked into the depot beside its
-        site, or to and fro between two of its corners, for the rest of the game.
+        the goal's centre instead, which its neighbour does not hide.
 
         Runs for most moving units every loop, so it is plain Python over the few boxes
         near the line: numpy's per-call cost on a few dozen rectangles was most of it."""
         r = unit.type.radius - 0.02  # just inside where the push-out leaves a unit
+        passes_resources = unit.harvesting
+        if goal is not None:
+            x, y = self._open_point(x, y, goal, r, passes_resources)
         ax, ay = unit.x, unit.y
         lo_x, hi_x, lo_y, hi_y = min(ax, x), max(ax, x), min(ay, y), max(ay, y)
-        passes_resources = unit.harvesting
-        if goal is not None and not passes_resources:
-            x, y = self._open_point(x, y, goal, r)
         first, nearest = None, 1.0
         for x0, y0, x1, y1, is_resource in self._footprint_boxes():
             gx0, gy0, gx1, gy1 = x0 - r, y0 - r, x1 + r, y1 + r
@@ -418,11 +420,15 @@ class World:
             ),
         )
 
-    def _open_point(self, x: float, y: float, goal: tuple, r: float) -> tuple[float, float]:
+    def _open_point(
+        self, x: float, y: float, goal: Box, r: float, passes_resources: bool
+    ) -> tuple[float, float]:
         """(x, y), or the centre of ``goal`` where another footprint's reach (``r``)
-        holds (x, y)."""
-        for x0, y0, x1, y1, _ in self._footprint_boxes():
-            if (x0, y0, x1, y1) != goal and x0 - r <= x <= x1 + r and y0 - r <= y <= y1 + r:
+        holds (x, y) (a resource's not, for a unit that passes resources)."""
+        for x0, y0, x1, y1, is_resource in self._footprint_boxes():
+            if (passes_resources and is_resource) or (x0, y0, x1, y1) == goal:
+                continue
+            if x0 - r <= x <= x1 + r and y0 - r <= y <= y1 + r:
                 return (goal[0] + goal[2]) / 2, (goal[1] + goal[3]) / 2
         return x, y
 

@@ -4,9 +4,8 @@ below, and bots that see only what their units see, as the real AI below CheatVi
 import pytest
 from s2clientprotocol import sc2api_pb2 as sc_pb
 
-from sc2dask.emulator import economy
 from sc2dask.emulator import gamedata as gd
-from sc2dask.emulator.bots import BARRACKS_SITES, DEPOT_SITES, LEVELS, Bot
+from sc2dask.emulator.bots import LEVELS, Bot, sites
 from sc2dask.emulator.maps.simple64 import MAP_SIDE, Simple64, bots_game
 from sc2dask.emulator.units import Owner
 from sc2dask.emulator.world import World
@@ -72,19 +71,34 @@ def test_each_level_beats_the_one_below_over_ten_seeds():
     assert sum(won) >= 8, won  # at least 80 %
 
 
+@pytest.mark.unit
 def test_the_two_bases_buildings_mirror_each_other_exactly():
     """Each seat's bot builds on the sites of the other's turned through the map's centre:
     placed a cell apart, the seats' walks and fights were not alike."""
     scenario = Simple64()
-    for unit_type, sites in ((gd.SUPPLY_DEPOT, DEPOT_SITES), (gd.BARRACKS, BARRACKS_SITES)):
-        for dx, dy in sites:
-            placed = []
-            for owner in (Owner.AGENT, Owner.HOSTILE):
-                hx, hy = scenario.start_location(owner)
-                side = 1.0 if hx < MAP_SIDE / 2 else -1.0
-                placed.append(economy.snap(unit_type, hx + side * dx, hy - side * dy))
-            (x1, y1), (x2, y2) = placed
-            assert (MAP_SIDE - x1, MAP_SIDE - y1) == (x2, y2), (unit_type.name, dx, dy)
+    for unit_type in (gd.SUPPLY_DEPOT, gd.BARRACKS):
+        first, second = (
+            sites(unit_type, *scenario.start_location(owner))
+            for owner in (Owner.AGENT, Owner.HOSTILE)
+        )
+        assert [(MAP_SIDE - x, MAP_SIDE - y) for x, y in first] == second, unit_type.name
+
+
+def test_a_bot_leaves_a_paused_structure_while_enemies_stand_by_it():
+    """A miner sent to a depot among enemies dies, and the next one after it."""
+    world = World(Simple64(), seed=1)
+    bot = world.scenario.bot
+    hall = world.units_of(Owner.HOSTILE, gd.COMMAND_CENTER)[0]
+    x, y = sites(gd.SUPPLY_DEPOT, hall.x, hall.y)[0]
+    depot = world.spawn(gd.SUPPLY_DEPOT, Owner.HOSTILE, x, y, build_progress=0.3)
+    marine = world.spawn(gd.MARINE, Owner.AGENT, x + 2.0, y)
+    marine.holding = True
+    workers = world.units_of(Owner.HOSTILE, gd.SCV)
+    bot._resume([depot], workers, [marine])
+    assert not any(o.target == depot.tag for w in workers for o in w.orders)
+    bot._resume([depot], workers, [])  # the enemy gone
+    (builder,) = [w for w in workers if w.orders and w.orders[0].target == depot.tag]
+    assert builder.orders[0].ability_id == gd.BUILD_SUPPLYDEPOT.ability_id
 
 
 @pytest.mark.slow

@@ -5,22 +5,15 @@ no side favoured by the order in which a loop reaches its units."""
 import pytest
 
 from sc2dask.emulator import gamedata as gd
-from sc2dask.emulator.maps.base import Scenario
 from sc2dask.emulator.units import Order, Owner
 from sc2dask.emulator.world import World
+from tests.emulator.fields import empty_world
 
 pytestmark = pytest.mark.unit
 
 
-class _Field(Scenario):
-    """An empty map: no triggers, no waves."""
-
-    def setup(self, world) -> None:
-        pass
-
-
 def _world(seed: int = 0) -> World:
-    return World(_Field(), seed=seed)
+    return empty_world(seed)
 
 
 def _loops_until(world: World, done, limit: int = 200) -> int:
@@ -112,6 +105,7 @@ def test_mirrored_fights_are_won_by_either_side():
         world = _world(seed)
         agents = [world.spawn(gd.MARINE, Owner.AGENT, 30.0, 20.0 + i) for i in range(10)]
         hostiles = [world.spawn(gd.MARINE, Owner.HOSTILE, 35.5, 20.0 + i) for i in range(10)]
-        world.step(400)  # the fight is over: survivors out of each other's range stay idle
+        world.step(400)
+        assert not world.strikes and not world.missiles  # over: survivors out of range
         won.append(sum(u.alive for u in agents) > sum(u.alive for u in hostiles))
     assert 2 <= sum(won) <= 8, won

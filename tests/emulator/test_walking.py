@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sc2dask.emulator import gamedata as gd
-from sc2dask.emulator.maps.base import Scenario
 from sc2dask.emulator.units import Order, Owner
-from sc2dask.emulator.world import World, _segment_enter
+from sc2dask.emulator.world import _segment_enter
+from tests.emulator.fields import empty_world
 
 coordinate = st.floats(-10, 10, allow_nan=False)
 
@@ -52,20 +52,11 @@ def test_a_segment_along_an_axis_and_one_that_stops_short():
     assert _segment_enter(3.0, 3.0, 9.0, 9.0, *box) == 0.0  # starts inside
 
 
-class _Field(Scenario):
-    """An empty map as big as Simple64's: no triggers, no waves."""
-
-    playable = (2.0, 2.0, 62.0, 62.0)
-
-    def setup(self, world) -> None:
-        world.players[Owner.AGENT].minerals = 1000
-
-
 @pytest.mark.parametrize("start", [(22.0, 46.5), (21.5, 46.33), (24.2, 46.6), (20.0, 48.0)])
 def test_a_builder_reaches_a_site_beside_a_depot_from_its_far_side(start):
     """The site's edge nearest the SCV is the depot's edge too: walking at it ran the SCV
     into the depot (or to and fro at its corner) for the rest of the game."""
-    world = World(_Field(), seed=0)
+    world = empty_world(minerals=1000)
     world.spawn(gd.SUPPLY_DEPOT, Owner.AGENT, 23.0, 45.0)  # covers x 22-24, y 44-46
     scv = world.spawn(gd.SCV, Owner.AGENT, *start)
     site = (23.0, 43.0)  # the cells just below the depot

@@ -1,6 +1,7 @@
 """Macro actions on Simple64 (the emulator through unmodified pysc2): each macro's mask is
 what the game allows, and each plays as the raw action it names."""
 
+import itertools
 import types
 
 import numpy as np
@@ -59,12 +60,15 @@ def _orders(timestep) -> set[int]:
 COLUMN = features.FeatureUnit
 
 
+_TAGS = itertools.count(1)
+
+
 def _unit(unit_type, alliance, x, y, orders=0, progress=100, order_id=0):
     """A raw unit's row, as pysc2 lays it out."""
     row = np.zeros(len(COLUMN), np.int64)
     for field, value in dict(
         unit_type=unit_type, alliance=alliance, x=x, y=y, order_length=orders,
-        build_progress=progress, order_id_0=order_id, tag=id(object()),
+        build_progress=progress, order_id_0=order_id, tag=next(_TAGS),
     ).items():  # fmt: skip
         row[COLUMN[field]] = value
     return row
@@ -74,16 +78,15 @@ def _unit(unit_type, alliance, x, y, orders=0, progress=100, order_id=0):
 def test_a_depot_left_unfinished_by_its_killed_builder_does_not_close_the_depot_macro():
     """A trained policy lost whole games supply-blocked with thousands of minerals: the
     enemy had killed the SCV building a depot, and the mask waited for that depot."""
-    unit = _unit
     player = types.SimpleNamespace(minerals=400, food_cap=23, food_used=23)
     base = [
-        unit(units.Terran.CommandCenter, 1, 16, 47),
-        unit(units.Terran.SupplyDepot, 1, 24, 43, progress=40),  # paused: nobody builds it
-        unit(units.Terran.SCV, 1, 10, 47, orders=1),  # mining
+        _unit(units.Terran.CommandCenter, 1, 16, 47),
+        _unit(units.Terran.SupplyDepot, 1, 24, 43, progress=40),  # paused: nobody builds it
+        _unit(units.Terran.SCV, 1, 10, 47, orders=1),  # mining
     ]
     depot = MACROS.index("build_supply_depot")
     assert available({"raw_units": np.stack(base), "player": player})[depot]
-    builder = unit(units.Terran.SCV, 1, 24, 44, orders=1, order_id=RAW.Build_SupplyDepot_pt.id)
+    builder = _unit(units.Terran.SCV, 1, 24, 44, orders=1, order_id=RAW.Build_SupplyDepot_pt.id)
     building = np.stack([*base, builder])  # while an SCV builds one, no second order
     assert not available({"raw_units": building, "player": player})[depot]
 
@@ -93,15 +96,12 @@ def test_defend_is_offered_only_with_a_marine_it_would_order():
     """An intruder at home while every marine attacks far away: no defence to order (an
     order for no units is an error in pysc2), until a marine is idle again."""
 
-    column = COLUMN
-    unit = _unit
-
     player = types.SimpleNamespace(minerals=0, food_cap=15, food_used=13)
-    home = [unit(units.Terran.CommandCenter, 1, 16, 47), unit(units.Zerg.Zergling, 4, 18, 45)]
-    raw_units = np.stack([*home, unit(units.Terran.Marine, 1, 50, 10, orders=1)])
+    home = [_unit(units.Terran.CommandCenter, 1, 16, 47), _unit(units.Zerg.Zergling, 4, 18, 45)]
+    raw_units = np.stack([*home, _unit(units.Terran.Marine, 1, 50, 10, orders=1)])
     defend = MACROS.index("defend")
     assert not available({"raw_units": raw_units, "player": player})[defend]
-    raw_units[2, column.order_length] = 0  # the marine is idle again
+    raw_units[2, COLUMN.order_length] = 0  # the marine is idle again
     assert available({"raw_units": raw_units, "player": player})[defend]
 
 

@@ -48,7 +48,8 @@ class Simple64(Scenario):
     score_type = score_pb2.Score.Melee
 
     def __init__(self):
-        self.bot: Bot | None = None
+        self.bot: Bot | None = None  # player 2
+        self.first_bot: Bot | None = None  # player 1 too, in a game of two bots
         self.difficulty = sc_pb.VeryEasy
 
     def configure(self, computers) -> None:
@@ -88,8 +89,9 @@ class Simple64(Scenario):
         world.players[owner].minerals = START_MINERALS
 
     def on_loop(self, world) -> None:
-        if self.bot is not None:
-            self.bot.step(world)
+        for bot in (self.first_bot, self.bot):  # both decide on the same loop's state
+            if bot is not None:
+                bot.step(world)
         if not _has_buildings(world, Owner.AGENT):
             world.end(sc_pb.Defeat)
         elif not _has_buildings(world, Owner.HOSTILE):
@@ -107,8 +109,9 @@ def bots_game(level_1: int, level_2: int, seed: int) -> int:
     scenario = Simple64()
     scenario.difficulty = level_2
     world = World(scenario, seed)
-    first = Bot(level_1, Owner.AGENT, scenario.start_location(Owner.HOSTILE), rng=world.rng)
+    scenario.first_bot = Bot(
+        level_1, Owner.AGENT, scenario.start_location(Owner.HOSTILE), rng=world.rng
+    )
     while not world.ended:
-        first.step(world)  # it thinks once every THINK_EVERY loops, from loop 0
         world.step(THINK_EVERY)
     return {sc_pb.Victory: 1, sc_pb.Defeat: -1}.get(world.result, 0)
