@@ -365,10 +365,14 @@ def approach(world, unit: Unit, target: Unit) -> bool:
 
 
 def _build(world, unit: Unit, order: Order) -> bool:
-    """Walk to the site, then pay and place the structure and start constructing it."""
+    """Walk to the site, then pay and place the structure and start constructing it. A
+    site built over on the way is dropped at once, where the game drops it on arrival:
+    the builder could not stand at a site inside a structure."""
     unit_type = order.build
     geyser = world.units.get(order.target) if order.target is not None else None
     site = geyser or Unit(unit_type, unit.owner, *order.point)  # a footprint to walk to
+    if geyser is None and placement_error(world, unit_type, *order.point) is not None:
+        return True  # the game drops the order with an alert
     if not approach(world, unit, site):
         return False
     if unit_type is gamedata.REFINERY:

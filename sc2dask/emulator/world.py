@@ -371,9 +371,11 @@ class World:
         the corner of it that makes the shorter way. The emulator has no path finding;
         this is enough for a base's few buildings. Harvesting workers pass resources.
         The structure walked to is not in the way: the ``goal`` footprint where given,
-        else any whose reach holds (x, y). A point of a ``goal``'s edge within another
+        and any whose reach holds (x, y). A point of a ``goal``'s edge within another
         structure's reach (a site beside a depot) cannot be stood at: the way leads to
-        the goal's centre instead, which its neighbour does not hide.
+        the goal's centre instead, which its neighbour does not hide. A site built over
+        meanwhile holds its centre too: the builder walks on to it, and the game refuses
+        the order there, as it does a player's.
 
         Runs for most moving units every loop, so it is plain Python over the few boxes
         near the line: numpy's per-call cost on a few dozen rectangles was most of it."""
@@ -388,10 +390,7 @@ class World:
             gx0, gy0, gx1, gy1 = x0 - r, y0 - r, x1 + r, y1 + r
             if gx1 < lo_x or gx0 > hi_x or gy1 < lo_y or gy0 > hi_y:
                 continue  # wholly to one side of the line: it cannot enter
-            if goal is not None:
-                walked_to = (x0, y0, x1, y1) == goal
-            else:
-                walked_to = gx0 <= x <= gx1 and gy0 <= y <= gy1
+            walked_to = (x0, y0, x1, y1) == goal or (gx0 <= x <= gx1 and gy0 <= y <= gy1)
             if (passes_resources and is_resource) or walked_to:
                 continue  # a resource it passes, or the target itself
             t = _segment_enter(ax, ay, x, y, gx0, gy0, gx1, gy1)

@@ -68,3 +68,19 @@ def test_a_builder_reaches_a_site_beside_a_depot_from_its_far_side(start):
         (23.0, 45.0),
         site,
     ]
+
+
+def test_a_build_order_on_a_site_built_over_meanwhile_is_dropped():
+    """The site's edge and centre both lie inside the barracks built there first: no SCV
+    could stand at it, and one that kept the order stood against the barracks all game."""
+    world = empty_world(minerals=1000)
+    scv = world.spawn(gd.SCV, Owner.AGENT, 23.0, 50.0)
+    scv.orders.append(
+        Order("build", gd.BUILD_SUPPLYDEPOT.ability_id, point=(23.0, 43.0), build=gd.SUPPLY_DEPOT)
+    )
+    world.step(8)
+    assert scv.orders  # on its way
+    world.spawn(gd.BARRACKS, Owner.AGENT, 23.5, 43.5)  # covers x 22-25, y 42-45
+    world.step(8)
+    assert not scv.orders
+    assert world.units_of(Owner.AGENT, gd.SUPPLY_DEPOT) == []
