@@ -19,6 +19,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from pages import finish_rows  # noqa: E402
 
 HEADER = re.compile(r"Random play \((\d+) episodes a map")
 ROW = re.compile(r"^(\w+)\s+(-?[\d.]+) ±\s*([\d.]+)\s+\S+\s+\S+\s+(-?[\d.]+)-(-?[\d.]+)\s")
@@ -49,15 +50,8 @@ def main() -> None:
     for y, (mean, error, low, high) in enumerate(maps.values()):
         width = high - low
         ax.errorbar((mean - low) / width, y, xerr=error / width, fmt="o", color="tab:blue")
-    ax.set_yticks(range(len(maps)), list(maps))
-    ax.invert_yaxis()
-    ax.set_xlabel(
-        "random play's mean ± 1 standard error, in SC2LE's band (0: its low end, 1: high)"
-    )
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(args.out, dpi=90)
+    xlabel = "random play's mean ± 1 standard error, in SC2LE's band (0: its low end, 1: high)"
+    finish_rows(fig, ax, list(maps), xlabel, args.out)
 
 
 if __name__ == "__main__":

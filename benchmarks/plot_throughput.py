@@ -15,6 +15,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from pages import finish_rows  # noqa: E402
 
 ROW = re.compile(r"^\s+(.+?)\s+\d+ steps\s+[\d.]+ s\s+([\d.]+) agent steps/s")
 
@@ -47,13 +48,7 @@ def main() -> None:
         values = [v[r] if r < len(v) else 0.0 for v in rows.values()]
         offsets = [i + (r - (rounds - 1) / 2) * height for i in range(len(rows))]
         ax.barh(offsets, values, height=height, label=f"round {r + 1}")
-    ax.set_yticks(range(len(rows)), list(rows))
-    ax.invert_yaxis()
-    ax.set_xlabel("agent steps/s (start-up included)")
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(args.out, dpi=90)
+    finish_rows(fig, ax, list(rows), "agent steps/s (start-up included)", args.out)
 
 
 if __name__ == "__main__":
