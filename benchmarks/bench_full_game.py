@@ -71,7 +71,7 @@ def main() -> int:
     parser.add_argument(
         "--reward",
         default=None,
-        help="score | outcome | both | trade | material (default: the map's)",
+        help="score | outcome | both | trade | material | value (default: the map's)",
     )
     candidates.add_flags(parser, "agent", "train")
     parser.add_argument("--out", default=str(RESULTS))

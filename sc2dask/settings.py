@@ -47,7 +47,7 @@ Compression = Literal["none", "fp16", "int8", "topk"]
 LrScaling = Literal["none", "sqrt", "linear"]
 AsyncDamping = Literal["excess", "staleness"]
 Race = Literal["terran", "zerg", "protoss", "random"]
-Reward = Literal["score", "outcome", "both", "trade", "material"]
+Reward = Literal["score", "outcome", "both", "trade", "material", "value"]
 OffPolicy = Literal["clip", "vtrace"]
 # The built-in AI's levels, by pysc2's names (sc2_env.Difficulty), easiest first.
 DIFFICULTIES = (
@@ -317,11 +317,12 @@ class TrainSettings(_Section):
         "what the agent is paid: score (the change of the map's score: a mini-game's, or "
         "the Blizzard score on a melee map), outcome (+1 win, 0 tie, -1 loss, at the end; "
         "needs an opponent), both (outcome + score-scale x score) or trade (outcome + "
-        "score-scale x (value destroyed - value lost); needs an opponent) or material (outcome "
-        "+ score-scale x (the Melee score + the value destroyed); needs an opponent)"
+        "score-scale x (value destroyed - value lost); needs an opponent), material (outcome "
+        "+ score-scale x (the Melee score + the value destroyed); needs an opponent) or value "
+        "(outcome + score-scale x (the value made + the value destroyed); needs an opponent)"
     )
     score_scale: float = rule(
-        "reward both, trade and material: the weight of one point of score (of value: a marine is 50)",
+        "reward both, trade, material and value: the weight of one point of score (of value: a marine is 50)",
         above=0,
     )
     checkpoint_dir: str | None = rule("folder for checkpoints and TensorBoard files")

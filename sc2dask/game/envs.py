@@ -29,7 +29,7 @@ class EnvConfig:
     raw: bool = False
     race: str = "terran"
     opponent: str | None = None  # bot:RACE:DIFFICULTY on a map for two (game/players.py)
-    reward: str = "score"  # score | outcome | both | trade | material (game/scored_env.py)
+    reward: str = "score"  # score | outcome | both | trade | material | value (game/scored_env.py)
     score_scale: float = 0.001
     macro_actions: bool = False  # the agent sends MacroCalls (game/macros.py): raw actions
     feature_layers: bool = True  # False: raw units alone, no layers rendered (macro agents)

@@ -67,6 +67,37 @@ def test_the_scripted_macro_agent_beats_the_very_easy_bot_and_is_paid_its_fights
         assert paid == pytest.approx(1 + 0.001 * (cumulative["score"] + killed - 1050))
 
 
+def test_the_value_reward_pays_what_is_made_and_nothing_for_the_bank():
+    """``value``: score-scale x the change of the value made and destroyed. Three game
+    minutes of the scripted macro agent build depots, a barracks and SCVs: the pay is their
+    ScoreMake (a depot's 100, a barracks' 150, an SCV's 50), while the bank it mined is paid
+    nothing."""
+    fields = ("total_value_units", "total_value_structures") + (
+        "killed_value_units",
+        "killed_value_structures",
+    )
+    with make_env(
+        "Simple64", raw=True, players=_against("very_easy"), random_seed=5, score_index=-1,
+        game_steps_per_episode=16 * 60 * 3,
+    ) as game:  # fmt: skip
+        env = ScoredEnv(game, two_players=True, reward="value", score_scale=0.001)
+        agent = TerranMacro()
+        agent.setup(env.observation_spec()[0], env.action_spec()[0])
+        agent.reset()
+        timestep = env.reset()[0]
+        first = timestep.observation["score_cumulative"]
+        paid = 0.0
+        while not timestep.last():
+            timestep = env.step([agent.step(timestep)])[0]
+            paid += timestep.reward
+    last = timestep.observation["score_cumulative"]
+    made = sum(float(last[f]) - float(first[f]) for f in fields)
+    assert last["total_value_structures"] - first["total_value_structures"] >= 100 + 150
+    assert last["total_value_units"] > first["total_value_units"]
+    assert last["collected_minerals"] - first["collected_minerals"] > 500  # mined, unpaid
+    assert paid == pytest.approx(0.001 * made)  # a game cut short: no outcome
+
+
 def test_a_seed_replays_the_same_game():
     loops = []
     for _ in range(2):
