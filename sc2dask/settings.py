@@ -313,6 +313,11 @@ class TrainSettings(_Section):
         minimum=0,
         maximum=0.9,
     )
+    climb: bool = rule(
+        "easier games climb: each env plays the lowest level below the opponent's that it "
+        "has not yet won 8 of its last 10 games against, from VeryEasy up, instead of a level "
+        "drawn per game; every game is against the opponent once all are passed"
+    )
     reward: Reward = rule(
         "what the agent is paid: score (the change of the map's score: a mini-game's, or "
         "the Blizzard score on a melee map), outcome (+1 win, 0 tie, -1 loss, at the end; "

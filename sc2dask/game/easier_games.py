@@ -8,6 +8,12 @@ won from the start, and what wins them is learnt.
 ``practice`` says whether the game now played is one of those; a run counts only the
 others in its scores, outcomes and win rate, so the curve stays the one against the
 opponent named.
+
+With ``climb`` the easier game is not drawn uniformly: it is against the lowest level the
+env has not yet passed, a level being passed once the env won ``PASS_WINS`` of its last
+``PASS_GAMES`` games there; once every level below is passed, every game is against the
+opponent. It is the curriculum of Pang et al. 2019 (easy to hard), kept by each env over
+its own games, so nothing is sent between hosts and the client.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import numpy as np
 from .pysc2lib import base_env_wrapper, sc2_env
 
 LEVELS = tuple(sc2_env.Difficulty)  # pysc2's, easiest first (VeryEasy = 1)
+PASS_GAMES, PASS_WINS = 10, 8  # climb: a level is passed at 8 wins in its last 10 games
 
 
 def levels_below(opponent: str, playable=None) -> list[str]:
@@ -32,25 +39,42 @@ class EasierGames(base_env_wrapper.BaseEnvWrapper):
     again). pysc2 creates every game of a map for two from its ``players`` list
     (``SC2Env._create_join``), so the draw replaces the bot there before each reset."""
 
-    def __init__(self, env, opponent: str, below: list[str], share: float, seed: int):
+    def __init__(
+        self, env, opponent: str, below: list[str], share: float, seed: int, climb: bool = False
+    ):
         super().__init__(env)
         self._race = sc2_env.Race[opponent.split(":")[1]]
         self._opponent = sc2_env.Difficulty[opponent.split(":")[2]]
         self._below = [sc2_env.Difficulty[name] for name in below]
         self._share = share if self._below else 0.0
         self._rng = np.random.default_rng(seed)
+        self._climb = climb
+        self.passed = 0  # climb: the levels below passed so far, easiest first
+        self._there: list[bool] = []  # climb: whether each game at the level in play was won
         self.practice = False
         self._games = 0
 
     def reset(self, *args, **kwargs):
         # The first game was made with the env, against the opponent; the next ones are
         # made as they start, from the players list (pysc2's reset restarts from its 2nd).
-        self.practice = bool(self._games and self._rng.random() < self._share)
+        levels = self._below[self.passed :] if self._climb else self._below
+        self.practice = bool(self._games and levels and self._rng.random() < self._share)
         self._games += 1
-        level = self._below[self._rng.integers(len(self._below))] if self.practice else None
+        level = None
+        if self.practice:
+            level = levels[0] if self._climb else levels[self._rng.integers(len(levels))]
         game = self._env
         while isinstance(game, base_env_wrapper.BaseEnvWrapper):
             game = game._env
         # SC2Env has no setter for its players; it reads the list as it creates each game.
         game._players[1] = sc2_env.Bot(self._race, level or self._opponent)  # noqa: SLF001
         return self._env.reset(*args, **kwargs)
+
+    def step(self, *args, **kwargs):
+        timesteps = self._env.step(*args, **kwargs)
+        if self._climb and self.practice and timesteps[0].last():
+            # pysc2 pays a game for two its outcome (the env is made with score_index -1).
+            self._there = [*self._there, timesteps[0].reward > 0][-PASS_GAMES:]
+            if sum(self._there) >= PASS_WINS:
+                self.passed, self._there = self.passed + 1, []
+        return timesteps

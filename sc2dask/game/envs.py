@@ -34,6 +34,7 @@ class EnvConfig:
     macro_actions: bool = False  # the agent sends MacroCalls (game/macros.py): raw actions
     feature_layers: bool = True  # False: raw units alone, no layers rendered (macro agents)
     easier_games: float = 0.0  # share of games against a lower level (game/easier_games.py)
+    climb: bool = False  # those levels from the easiest up (game/easier_games.py)
 
     def make(
         self, seed: int | None = None, endpoint: str | None = None, first: bool = True
@@ -69,7 +70,7 @@ class EnvConfig:
         if two_players and self.easier_games > 0:
             below = levels_below(self.opponent)
             mix = env = EasierGames(
-                env, self.opponent, below, self.easier_games, game_seed(seed or 0)
+                env, self.opponent, below, self.easier_games, game_seed(seed or 0), self.climb
             )
         if self.macro_actions:
             env = MacroEnv(env)

@@ -69,6 +69,7 @@ def resolve_run(
         macro_actions=uses_macros(agent.action_set),
         feature_layers=reads_feature_layers(agent),
         easier_games=opts.easier_games,
+        climb=opts.climb,
     )
     env.check(attached=bool(opts.sc2))
     return RunSettings(opts, agent, loaded.origins, spec, env)
@@ -111,6 +112,11 @@ def check_settings(
         raise ConfigError(
             f"async-combine={opts.async_combine!r} combines gradients that reach the "
             f"client together in mode='async'; set mode='async', or async-combine=none."
+        )
+    if opts.climb and not (opts.opponent and opts.easier_games > 0):
+        raise ConfigError(
+            "climb orders the easier games of a run against a bot; give --opponent "
+            "bot:RACE:LEVEL and --easier-games SHARE (above 0), or --no-climb."
         )
     if agent.epochs > 1 and opts.mode != "central":
         raise ConfigError(

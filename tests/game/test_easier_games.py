@@ -3,10 +3,12 @@ below the opponent's, or the opponent itself, reproducibly; the run counts only 
 opponent's games."""
 
 import pytest
+from s2clientprotocol import debug_pb2
 
 from sc2dask.core import Ended
 from sc2dask.game import EnvConfig
-from sc2dask.game.easier_games import levels_below
+from sc2dask.game.easier_games import PASS_GAMES, PASS_WINS, EasierGames, levels_below
+from sc2dask.game.macros import MacroCall
 from sc2dask.game.pysc2lib import sc2_env
 from sc2dask.runtime.rollout import _Record
 from sc2dask.runtime.slot import Step
@@ -48,6 +50,50 @@ def test_each_game_draws_its_bot_and_says_whether_it_is_practice():
     assert drawn[0] == drawn[1]
     assert drawn[0][0] == HARD  # the game made with the env is against the opponent
     assert HARD in drawn[0] and min(drawn[0]) < HARD, drawn[0]  # Hard and lower levels
+
+
+def _inside(env, kind):
+    while not isinstance(env, kind):
+        env = env._env
+    return env
+
+
+@pytest.mark.usefixtures("sc2path")
+def test_climbing_plays_the_lowest_level_not_yet_passed():
+    """Games ended at once through the protocol (``DebugEndGame``): a level is passed at
+    8 wins in its last 10 games there, a loss counts against it, and a game against the
+    opponent counts for no level."""
+    config = EnvConfig(
+        "Simple64",
+        opponent="bot:terran:medium",
+        reward="outcome",
+        macro_actions=True,
+        feature_layers=False,
+        easier_games=0.9,
+        climb=True,
+    )
+    played = []  # (level, won)
+    with config.make(seed=4) as env:
+        mix, game = _inside(env, EasierGames), _inside(env, sc2_env.SC2Env)
+        while len(played) < 16:
+            env.reset()
+            level = game.game_info[0].player_info[1].difficulty
+            assert env.practice == (level != sc2_env.Difficulty.medium)
+            won = len(played) != 2  # the third game lost
+            end = debug_pb2.DebugEndGame.DeclareVictory if won else debug_pb2.DebugEndGame.Surrender
+            game._controllers[0].debug(
+                [debug_pb2.DebugCommand(end_game=debug_pb2.DebugEndGame(end_result=end))]
+            )
+            assert env.step([MacroCall(0)])[0].last() and env.outcome == (1 if won else -1)
+            played.append((level, won))
+    practice = [(level, won) for level, won in played if level != sc2_env.Difficulty.medium]
+    levels = [level for level, _ in practice]
+    very_easy = levels.count(sc2_env.Difficulty.very_easy)
+    assert played[2][0] == sc2_env.Difficulty.very_easy  # the loss was at the level climbed
+    assert levels == sorted(levels) and levels[0] == sc2_env.Difficulty.very_easy
+    assert sum(won for level, won in practice[:very_easy]) == PASS_WINS  # then Easy
+    assert very_easy <= PASS_GAMES and sc2_env.Difficulty.easy in levels
+    assert mix.passed >= 1
 
 
 @pytest.mark.unit

@@ -172,6 +172,9 @@ def test_settings_that_must_agree():
     with pytest.raises(ConfigError, match="async-combine='sqrt' combines .* set mode='async'"):
         check_settings(_train(mode="sync", async_combine="sqrt"), plain)
     check_settings(_train(mode="async", async_combine="linear"), plain)
+    with pytest.raises(ConfigError, match="climb orders the easier games .* --easier-games"):
+        check_settings(_train(climb=True, opponent="bot:terran:hard"), plain)
+    check_settings(_train(climb=True, opponent="bot:terran:hard", easier_games=0.5), plain)
     with pytest.raises(ConfigError, match="action-set 'jump' is not one of"):
         check_settings(_train(), load(AgentSettings, {"action_set": "jump"}).values)
 
