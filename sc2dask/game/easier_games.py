@@ -18,11 +18,14 @@ its own games, so nothing is sent between hosts and the client.
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from .pysc2lib import base_env_wrapper, sc2_env
 
 LEVELS = tuple(sc2_env.Difficulty)  # pysc2's, easiest first (VeryEasy = 1)
+log = logging.getLogger(__name__)
 PASS_GAMES, PASS_WINS = 10, 8  # climb: a level is passed at 8 wins in its last 10 games
 
 
@@ -77,4 +80,11 @@ class EasierGames(base_env_wrapper.BaseEnvWrapper):
             self._there = [*self._there, timesteps[0].reward > 0][-PASS_GAMES:]
             if sum(self._there) >= PASS_WINS:
                 self.passed, self._there = self.passed + 1, []
+                after = self._below[self.passed :] or [self._opponent]
+                log.info(
+                    "Easier games: %s passed after %d games; now %s",
+                    self._below[self.passed - 1].name,
+                    self._games,
+                    after[0].name,
+                )
         return timesteps
