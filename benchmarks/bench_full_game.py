@@ -47,7 +47,7 @@ PAGE = ROOT / "docs/results/fullgame.md"
 TABLE_START, TABLE_END = "<!-- bench_full_game: table -->", "<!-- bench_full_game: end -->"
 COLUMNS = [
     "agent_steps", "wall_s", "win_rate_last_100", "mean_score_last_100", "episodes",
-    "entropy", "value_loss", "practice_win_rate_last_100",
+    "entropy", "value_loss", "practice_win_rate_last_100", "practice_level_last_100",
 ]  # fmt: skip
 
 

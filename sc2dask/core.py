@@ -61,8 +61,9 @@ class Trajectory:
     episode_scores: list[float] = dataclasses.field(default_factory=list)  # episodes ended here
     # their outcomes, +1, 0 or -1, where they were games for two (else empty)
     episode_outcomes: list[int] = dataclasses.field(default_factory=list)
-    # outcomes of games against easier bots than the run's opponent (train.easier-games)
-    practice_outcomes: list[int] = dataclasses.field(default_factory=list)
+    # (bot level, outcome) of games against easier bots than the run's opponent
+    # (train.easier-games)
+    practice_outcomes: list[tuple[int, int]] = dataclasses.field(default_factory=list)
     # [T] float32 log pi(a_t|s_t) of the policy that acted: lets the learner correct for
     # weights that moved on since (clipped ratio) and reuse a batch for several epochs.
     log_probs: np.ndarray | None = None
@@ -83,7 +84,7 @@ class Trajectory:
         episode_outcomes: Sequence[int] = (),
         initial_state: State | None = None,
         extras: Sequence[Mapping[str, np.ndarray]] = (),
-        practice_outcomes: Sequence[int] = (),
+        practice_outcomes: Sequence[tuple[int, int]] = (),
     ) -> Trajectory:
         """A trajectory from one env's per-step records.
 
@@ -134,11 +135,12 @@ class Trajectory:
 class Ended:
     """The episodes that ended in a batch: their scores and, in games for two, their
     outcomes (+1, 0, -1), those against easier bots than the run's opponent apart
-    (``practice``, outcomes only): what a run's recorder counts of each batch."""
+    (``practice``: the bot's level and the outcome): what a run's recorder counts of each
+    batch."""
 
     scores: Sequence[float] = ()
     outcomes: Sequence[int] = ()
-    practice: Sequence[int] = ()
+    practice: Sequence[tuple[int, int]] = ()
 
     @classmethod
     def in_trajectories(cls, trajectories: Sequence[Trajectory]) -> Ended:
@@ -220,7 +222,7 @@ class GradientResult:
     scores: list[float]  # episodes that ended in the rollout
     rejected: bool = False
     outcomes: list[int] = dataclasses.field(default_factory=list)  # of games for two
-    practice: list[int] = dataclasses.field(default_factory=list)  # against easier bots
+    practice: list[tuple[int, int]] = dataclasses.field(default_factory=list)  # as Ended's
     rollout: str = ""  # the rollout's name, unique in the run (the host's and a count)
 
 

@@ -55,6 +55,7 @@ class EasierGames(base_env_wrapper.BaseEnvWrapper):
         self.passed = 0  # climb: the levels below passed so far, easiest first
         self._there: list[bool] = []  # climb: whether each game at the level in play was won
         self.practice = False
+        self.level: sc2_env.Difficulty | None = None  # the easier bot of a practice game
         self._games = 0
 
     def reset(self, *args, **kwargs):
@@ -66,6 +67,7 @@ class EasierGames(base_env_wrapper.BaseEnvWrapper):
         level = None
         if self.practice:
             level = levels[0] if self._climb else levels[self._rng.integers(len(levels))]
+        self.level = level
         game = self._env
         while isinstance(game, base_env_wrapper.BaseEnvWrapper):
             game = game._env

@@ -76,6 +76,11 @@ class ScoredEnv(base_env_wrapper.BaseEnvWrapper):
         return bool(self._mix is not None and self._mix.practice)
 
     @property
+    def practice_level(self) -> int:
+        """The easier bot's level (pysc2's ``Difficulty``, VeryEasy 1) in such a game, else 0."""
+        return int(self._mix.level) if self.practice else 0
+
+    @property
     def game_pid(self) -> int | None:
         """The pid of the game this env launched (None for an attached one)."""
         env = self._env

@@ -25,7 +25,7 @@ class _Record:
         self.encoded, self.actions, self.log_probs, self.extras = [], [], [], []
         self.rewards, self.terminal, self.scores = [], [], []
         self.outcomes: list[int] = []
-        self.practice: list[int] = []  # outcomes of games against easier bots
+        self.practice: list[tuple[int, int]] = []  # (level, outcome) against easier bots
         self.initial_state: State = {}  # the policy's memory before the first step
         self.crashed = False
 
@@ -36,7 +36,7 @@ class _Record:
         self.terminal.append(step.terminal)
         if step.practice:
             if step.outcome is not None:
-                self.practice.append(step.outcome)
+                self.practice.append((step.practice, step.outcome))
             return
         if step.score is not None:
             self.scores.append(step.score)

@@ -31,7 +31,7 @@ class Step:
     terminal: bool
     score: float | None  # the episode's score when ``terminal``, else None
     outcome: int | None = None  # +1, 0, -1 when a game for two ended, else None
-    practice: bool = False  # a game against an easier bot (game/easier_games.py)
+    practice: int = 0  # a game against an easier bot: its level (game/easier_games.py)
 
 
 class EnvSlot:
@@ -93,7 +93,7 @@ class EnvSlot:
         self.episodes += 1
         self._timestep = None
         env = self.env
-        return Step(timestep.reward, True, float(env.score), env.outcome, env.practice)
+        return Step(timestep.reward, True, float(env.score), env.outcome, env.practice_level)
 
     def play_episode(self, agent, watch=None) -> EpisodeResult:
         """One whole episode with a set-up pysc2 ``agent`` (evaluation): its score and

@@ -36,7 +36,8 @@ class Progress:
     wins: int = 0
     draws: int = 0
     losses: int = 0
-    # the last 100 games against easier bots (train.easier-games), counted apart
+    # (bot level, outcome) of the last 100 games against easier bots (train.easier-games),
+    # counted apart
     practice: collections.deque = dataclasses.field(
         default_factory=lambda: collections.deque(maxlen=100)
     )
@@ -67,7 +68,13 @@ class Progress:
     @property
     def practice_win_rate_last_100(self) -> float:
         """Wins over the last 100 games against easier bots; NaN before any."""
-        return float(np.mean(np.array(self.practice) > 0)) if self.practice else float("nan")
+        return float(np.mean([o > 0 for _, o in self.practice])) if self.practice else float("nan")
+
+    @property
+    def practice_level_last_100(self) -> float:
+        """The mean level (pysc2's, VeryEasy 1) of the last 100 games against easier bots:
+        with ``climb``, how far the envs have climbed; NaN before any."""
+        return float(np.mean([lv for lv, _ in self.practice])) if self.practice else float("nan")
 
 
 class Recorder:
@@ -148,6 +155,7 @@ class Recorder:
             "mean_score_last_100": p.mean_score_last_100,
             "win_rate_last_100": p.win_rate_last_100,
             "practice_win_rate_last_100": p.practice_win_rate_last_100,
+            "practice_level_last_100": p.practice_level_last_100,
             "episodes": p.episodes,
             "bytes_moved": p.bytes_moved,
             "bytes_to_hosts": p.bytes_to_hosts,

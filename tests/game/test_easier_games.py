@@ -44,6 +44,7 @@ def test_each_game_draws_its_bot_and_says_whether_it_is_practice():
                 env.reset()
                 difficulty = game.game_info[0].player_info[1].difficulty
                 assert env.practice == (difficulty != HARD)
+                assert env.practice_level == (difficulty if env.practice else 0)
                 assert difficulty <= HARD
                 levels.append(difficulty)
             drawn.append(levels)
@@ -99,18 +100,20 @@ def test_climbing_plays_the_lowest_level_not_yet_passed():
 @pytest.mark.unit
 def test_a_practice_game_is_learnt_from_but_not_counted():
     record = _Record()
-    record.stepped(Step(-1.0, True, 900.0, -1, practice=True))
+    record.stepped(Step(-1.0, True, 900.0, -1, practice=2))
     record.stepped(Step(1.0, True, 5000.0, 1))
     assert record.rewards == [-1.0, 1.0]  # both paid
     assert record.outcomes == [1] and record.scores == [5000.0]  # one counted
-    assert record.practice == [-1]  # and the other apart
+    assert record.practice == [(2, -1)]  # and the other apart, with its bot's level
 
 
 @pytest.mark.unit
 def test_the_run_reports_the_practice_games_win_rate_apart():
     progress = Progress()
     recorder = Recorder(progress, 0.0, lambda: 0, lambda: None, 0)
-    recorder.record(1, {"steps": 10.0}, Ended([120.0], [-1], [1, 1, -1, 1]), 0)
+    practice = [(1, 1), (2, 1), (2, -1), (3, 1)]
+    recorder.record(1, {"steps": 10.0}, Ended([120.0], [-1], practice), 0)
     assert progress.win_rate_last_100 == 0.0 and progress.episodes == 1
     assert progress.practice_win_rate_last_100 == 0.75
     assert progress.history[-1]["practice_win_rate_last_100"] == 0.75
+    assert progress.history[-1]["practice_level_last_100"] == 2.0
