@@ -369,6 +369,15 @@ class AgentSettings(_Section):
         "passes over each batch; > 1 is PPO-style reuse (central mode only)", minimum=1
     )
     minibatches: int = rule("minibatches per epoch, split by trajectory", minimum=1)
+    kickstart: float = rule(
+        "a set of macros: weight of the cross-entropy from the scripted TerranMacro's choice "
+        "to the policy's, on the policy's own games (kickstarting, Schmitt et al. 2018); 0: none",
+        minimum=0,
+    )
+    kickstart_updates: int = rule(
+        "updates over which kickstart's weight falls linearly to 0 (0: it never falls)",
+        minimum=0,
+    )
     jit_compile: bool = rule(
         "XLA-compile the gradient's graph (the learner's; compiled again for each new batch shape)"
     )

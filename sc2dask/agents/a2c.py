@@ -314,6 +314,25 @@ def a2c_loss(
     }
 
 
+def _kickstarted(loss, metrics, logits, available, teacher, weight):
+    """The loss plus each step's ``weight`` times the cross-entropy from the teacher's
+    choice to the policy's function head (Schmitt et al. 2018, "Kickstarting Deep
+    Reinforcement Learning"): on the student's own states, so it learns what the teacher
+    does where the student goes, and the reward's terms carry it past the teacher as the
+    weight falls. Metrics: the cross-entropy, and how often the policy's likeliest choice
+    is the teacher's."""
+    log_probs = tf.nn.log_softmax(tf.where(available, logits, MASKED_LOGIT))
+    cross_entropy = -_chosen(log_probs, teacher)
+    agrees = tf.cast(tf.argmax(log_probs, axis=-1, output_type=tf.int32) == teacher, tf.float32)
+    loss = loss + tf.reduce_mean(weight * cross_entropy)
+    return loss, {
+        **metrics,
+        "loss": loss,
+        "kickstart_cross_entropy": tf.reduce_mean(cross_entropy),
+        "teacher_agreement": tf.reduce_mean(agrees),
+    }
+
+
 def log_prob_and_entropy(outputs, actions, available, uses, argument_heads):
     """log pi(a|s) of each step's call and the policy's entropy over the same heads: the
     function's (among the available ones) plus those of the arguments it takes."""
@@ -402,6 +421,7 @@ class Learner:
                 tf.TensorSpec((None,), tf.int32),
                 tf.TensorSpec((None, None), tf.float32),
                 step_sig,
+                step_sig,
                 tf.TensorSpec((), tf.float32),
             ],
             # Only the gradient: XLA made Adam's step slower (docs/results/throughput.md).
@@ -456,6 +476,9 @@ class Learner:
                 for t in trajectories
             ]
         )
+        kickstart = np.concatenate(
+            [np.full(len(t), self._kickstart_weight(t.version), np.float32) for t in trajectories]
+        )
         while True:
             grads, metrics = self._gradients(
                 rows,
@@ -465,6 +488,7 @@ class Learner:
                 step_rows,
                 operator,
                 behaviour,
+                kickstart,
                 np.float32(self.loss_scale.value),
             )
             grads = [g.numpy() for g in grads]
@@ -478,12 +502,30 @@ class Learner:
         metrics.update(steps=float(len(rewards)), episodes=float(len(scores)))
         return grads, metrics
 
+    def _kickstart_weight(self, version: int) -> float:
+        """The weight of the teacher's cross-entropy for data of weights ``version`` (the
+        updates made before it): ``kickstart``, falling linearly to 0 over
+        ``kickstart_updates`` updates where that is set."""
+        weight, updates = self.config.kickstart, self.config.kickstart_updates
+        return weight * max(0.0, 1.0 - version / updates) if updates else weight
+
     def _gradients_graph(
-        self, rows, actions, rewards, not_done, step_rows, operator, behaviour_log_prob, loss_scale
+        self,
+        rows,
+        actions,
+        rewards,
+        not_done,
+        step_rows,
+        operator,
+        behaviour_log_prob,
+        kickstart,
+        loss_scale,
     ):
         """``rows``: every observation (T + 1 per trajectory); the steps are ``step_rows``.
-        The loss is multiplied by ``loss_scale`` for the backward pass and the gradients
-        divided by it, so float16 gradients do not underflow."""
+        ``kickstart``: each step's weight of the teacher's cross-entropy, where the rows
+        hold a teacher's choices. The loss is multiplied by ``loss_scale`` for the
+        backward pass and the gradients divided by it, so float16 gradients do not
+        underflow."""
         with tf.GradientTape() as tape:
             outputs = self._outputs(rows)
             values = tf.stop_gradient(outputs["value"])
@@ -510,6 +552,15 @@ class Learner:
                 behaviour_log_prob,
                 self.config,
             )
+            if "teacher" in rows:
+                loss, metrics = _kickstarted(
+                    loss,
+                    metrics,
+                    at_steps["function"],
+                    tf.gather(rows["available"], step_rows),
+                    tf.gather(rows["teacher"], step_rows),
+                    kickstart,
+                )
             scaled_loss = loss * loss_scale
         variables = self.model.trainable_variables
         grads = [

@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..game import macro_state, macros
 from ..game.pysc2lib import actions, features, point
+from ..game.scripted_agents import TerranMacro
 
 # Reduced function sets, by pysc2 function name. A small set leaves the policy fewer
 # useless calls to try before it finds the ones a map rewards; "minigames"
@@ -154,7 +155,9 @@ class ObservationEncoder:
     model one-hots or embeds categories and scales scalars; no "minimap" when the config
     names no minimap layers), "player" float32 [11] (log1p of the counts), "available"
     bool [n_functions] (which functions of the action set the game allows now), and for
-    a set of macros "macro" float32 [len(macro_state.NAMES)] (``game/macro_state.py``).
+    a set of macros "macro" float32 [len(macro_state.NAMES)] (``game/macro_state.py``)
+    and, where the agent is kickstarted, "teacher" int32 [] (the scripted TerranMacro's
+    choice, an index of the set, for the learner's cross-entropy: not a network input).
     A set of macros may name no feature layers at all: then there is no "screen" nor
     "minimap", and the env renders none (``reads_feature_layers``).
     """
@@ -190,6 +193,8 @@ class ObservationEncoder:
             )
         if self.action_set.macros:
             self._spec["macro"] = InputSpec((len(macro_state.NAMES),), np.dtype(np.float32))
+            if config.kickstart > 0:
+                self._spec["teacher"] = InputSpec((), np.dtype(np.int32))
         if self.minimap_layers:  # without layers the model has no minimap tower at all
             self._spec["minimap"] = InputSpec(
                 (len(self.minimap_layers), mh, mw),
@@ -256,6 +261,8 @@ class ObservationEncoder:
             ].astype(spec["screen"].dtype)
         if "macro" in spec:
             encoded["macro"] = macro_state.macro_state(observation, board)
+        if "teacher" in spec:
+            encoded["teacher"] = np.int32(TerranMacro.choice(board, board.can()))
         if "minimap" in spec:
             encoded["minimap"] = np.asarray(observation["feature_minimap"])[
                 self._minimap_index

@@ -335,21 +335,35 @@ class TerranMacro(base_agent.BaseAgent):
         board = macros.Board.read(observation)
         can = board.can()
         self.attacking = self.attacking or len(board.marines) >= self.WAVE
+        for name in self.wanted(board, can, self.attacking):  # by priority
+            action = self.macros.play(name, board, can)
+            if action.function != RAW.no_op.id:
+                return action
+        return RAW.no_op()
+
+    @classmethod
+    def wanted(cls, board: macros.Board, can: dict[str, bool], attacking: bool) -> list[str]:
+        """The macros it wants and can play on ``board``, first first (``attacking``: once
+        a wave of ``WAVE`` marines has stood ready)."""
+        idle_marine = any(u.order_length == 0 for u in board.marines)
         wanted = {
             "build_supply_depot": board.supply_left < 8,
-            "defend": any(u.order_length == 0 for u in board.marines),
-            "build_barracks": len(board.barracks) < self.BARRACKS,
-            "train_scv": len(board.scvs) < self.WORKERS,
+            "defend": idle_marine,
+            "build_barracks": len(board.barracks) < cls.BARRACKS,
+            "train_scv": len(board.scvs) < cls.WORKERS,
             "train_marine": True,
             "gather": True,
-            "attack": self.attacking and any(u.order_length == 0 for u in board.marines),
+            "attack": attacking and idle_marine,
         }
-        for name, want in wanted.items():  # by priority
-            if want and can[name]:
-                action = self.macros.play(name, board, can)
-                if action.function != RAW.no_op.id:
-                    return action
-        return RAW.no_op()
+        return [name for name, want in wanted.items() if want and can[name]]
+
+    @classmethod
+    def choice(cls, board: macros.Board, can: dict[str, bool]) -> int:
+        """Its choice on ``board`` alone, as an index of ``macros.MACROS``: a teacher's for
+        kickstarting (``agent.kickstart``). With no memory of the game, it attacks while
+        ``WAVE`` marines stand, where ``step`` goes on attacking once they have."""
+        first = cls.wanted(board, can, len(board.marines) >= cls.WAVE)[:1] or ["no_op"]
+        return macros.MACROS.index(first[0])
 
 
 class RandomMacro(base_agent.BaseAgent):

@@ -118,6 +118,11 @@ def check_settings(
             "climb orders the easier games of a run against a bot; give --opponent "
             "bot:RACE:LEVEL and --easier-games SHARE (above 0), or --no-climb."
         )
+    if agent.kickstart > 0 and not uses_macros(agent.action_set):
+        raise ConfigError(
+            f"kickstart={agent.kickstart} learns the scripted TerranMacro's choices among the "
+            f"macros; play --action-set macro with it, or set kickstart=0."
+        )
     if agent.epochs > 1 and opts.mode != "central":
         raise ConfigError(
             f"epochs={agent.epochs} reuses each batch on the client, so it "

@@ -107,3 +107,49 @@ def _log_prob(policy, trajectory) -> float:
     log_z = np.log(np.exp(logits - top).sum(axis=1)) + top[:, 0]
     chosen = trajectory.actions["function"]
     return float((logits[np.arange(len(chosen)), chosen] - log_z).sum())
+
+
+def test_a_kickstarted_learner_learns_the_teachers_choices(simple64):
+    """With ``kickstart``, each encoded step holds the scripted TerranMacro's choice
+    (an SCV first: 12 of its 16, no depot affordable yet) and the loss adds the
+    cross-entropy to it: paid nothing, the policy moves towards the teacher's choices;
+    past ``kickstart_updates`` the teacher weighs nothing."""
+    run, agent, env = simple64
+    spec = {k: tuple(v) for k, v in env.observation_spec()[0].items()}
+    config = dataclasses.replace(agent.config, kickstart=1.0, kickstart_updates=10)
+    learner = type(agent)(config).make_learner(spec)
+    policy = learner.policy
+    assert "teacher" in policy.encoder.spec() and "teacher" not in policy.input_keys
+    timestep = env.reset()[0]
+    first = policy.encoder.encode(timestep.observation)
+    assert first["teacher"] == MACROS.index("train_scv")
+    rng = np.random.default_rng(1)
+    observations, actions = [], []
+    for _ in range(24):
+        batch = policy.encoder.encode_batch([timestep.observation])
+        heads, _, calls, _ = policy.act(batch, rng, {})
+        observations.append({k: v[0] for k, v in batch.items()})
+        actions.append({k: int(v[0]) for k, v in heads.items()})
+        timestep = env.step(calls)[0]
+    observations.append(policy.encoder.encode(timestep.observation))
+    zeros, ends = np.zeros(24, np.float32), np.zeros(24, bool)
+
+    def played(version):
+        return Trajectory.from_steps(observations, actions, zeros, ends, version=version)
+
+    teacher = played(0)
+    teacher.actions["function"] = teacher.observations["teacher"][:-1].astype(np.int32)
+    before = _log_prob(policy, teacher)
+    for _ in range(8):
+        grads, metrics = learner.compute_gradients([played(0)])
+        learner.apply_gradients(grads)
+    assert _log_prob(policy, teacher) > before + 1.0  # over 24 steps
+    assert 0 <= metrics["teacher_agreement"] <= 1 and metrics["kickstart_cross_entropy"] > 0
+    plain = type(agent)(dataclasses.replace(config, kickstart=0.0)).make_learner(spec)
+    plain.model.set_weights(learner.model.get_weights())
+    late, _ = learner.compute_gradients([played(10)])  # the weight has fallen to 0
+    without = plain.compute_gradients([Trajectory.from_steps(
+        [{k: v for k, v in o.items() if k != "teacher"} for o in observations],
+        actions, zeros, ends, version=10,
+    )])[0]  # fmt: skip
+    assert all(np.allclose(a, b, atol=1e-6) for a, b in zip(late, without))

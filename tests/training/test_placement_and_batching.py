@@ -175,6 +175,9 @@ def test_settings_that_must_agree():
     with pytest.raises(ConfigError, match="climb orders the easier games .* --easier-games"):
         check_settings(_train(climb=True, opponent="bot:terran:hard"), plain)
     check_settings(_train(climb=True, opponent="bot:terran:hard", easier_games=0.5), plain)
+    with pytest.raises(ConfigError, match="kickstart=0.5 learns .* --action-set macro"):
+        check_settings(_train(), load(AgentSettings, {"kickstart": 0.5}).values)
+    check_settings(_train(), load(AgentSettings, {"kickstart": 0.5, "action_set": "macro"}).values)
     with pytest.raises(ConfigError, match="action-set 'jump' is not one of"):
         check_settings(_train(), load(AgentSettings, {"action_set": "jump"}).values)
 
