@@ -193,7 +193,7 @@ class ObservationEncoder:
             )
         if self.action_set.macros:
             self._spec["macro"] = InputSpec((len(macro_state.NAMES),), np.dtype(np.float32))
-            if config.kickstart > 0:
+            if getattr(config, "kickstart", 0) > 0:  # an agent's own Config may have none
                 self._spec["teacher"] = InputSpec((), np.dtype(np.int32))
         if self.minimap_layers:  # without layers the model has no minimap tower at all
             self._spec["minimap"] = InputSpec(

@@ -13,7 +13,9 @@ With ``climb`` the easier game is not drawn uniformly: it is against the lowest 
 env has not yet passed, a level being passed once the env won ``PASS_WINS`` of its last
 ``PASS_GAMES`` games there; once every level below is passed, every game is against the
 opponent. It is the curriculum of Pang et al. 2019 (easy to hard), kept by each env over
-its own games, so nothing is sent between hosts and the client.
+its own games, so nothing is sent between hosts and the client; an env made again (after
+a crashed game, on a new host, in a resumed run) climbs again from VeryEasy, whose games
+untrained play wins.
 """
 
 from __future__ import annotations

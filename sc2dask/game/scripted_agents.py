@@ -361,7 +361,9 @@ class TerranMacro(base_agent.BaseAgent):
     def choice(cls, board: macros.Board, can: dict[str, bool]) -> int:
         """Its choice on ``board`` alone, as an index of ``macros.MACROS``: a teacher's for
         kickstarting (``agent.kickstart``). With no memory of the game, it attacks while
-        ``WAVE`` marines stand, where ``step`` goes on attacking once they have."""
+        ``WAVE`` marines stand, where ``step`` goes on attacking once they have; and it is
+        the first macro wanted, where ``step`` passes over one that cannot act after all
+        (a site refused three times, which only the env's macros remember)."""
         first = cls.wanted(board, can, len(board.marines) >= cls.WAVE)[:1] or ["no_op"]
         return macros.MACROS.index(first[0])
 
