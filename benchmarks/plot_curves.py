@@ -6,7 +6,8 @@ settings side by side, as a results page shows them.
 
 Each curve is a benchmark's ``curve.csv`` (plain or gzipped) with ``agent_steps``,
 ``wall_s`` and the column plotted (``--column``, the mean score of the last 100 episodes
-unless given).
+unless given). ``--level LABEL=VALUE`` draws a level to read the curves against, such as
+untrained play's, as a dashed line.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--title", default="")
     parser.add_argument("--column", default="mean_score_last_100")
+    parser.add_argument("--level", action="append", default=[], metavar="LABEL=VALUE")
     args = parser.parse_args()
     fig, (by_steps, by_time) = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
     for item in args.curves:
@@ -49,6 +51,16 @@ def main() -> None:
         steps, minutes, values = read_curve(Path(path), args.column)
         by_steps.plot(steps, values, label=label)
         by_time.plot(minutes, values, label=label)
+    for item in args.level:
+        label, _, value = item.partition("=")
+        try:
+            level = float(value)
+        except ValueError:
+            parser.error(f"{item!r}: give each level as LABEL=NUMBER")
+        for ax in (by_steps, by_time):
+            ax.axhline(level, linestyle="--", color="grey", linewidth=1)
+        by_time.annotate(label, (0, level), xytext=(2, 2), textcoords="offset points",
+                         fontsize="small", color="grey")  # fmt: skip
     by_steps.set_xlabel("agent steps")
     by_time.set_xlabel("wall minutes")
     by_steps.set_ylabel(args.column.replace("_", " "))

@@ -113,11 +113,11 @@ def test_a_map_has_its_own_defaults_under_any_setting_a_user_gives(clean_config)
     assert env.origins["action_set"].startswith("environment variable")
 
 
-def test_a_melee_map_trains_on_its_material_unless_told_otherwise(clean_config, sc2path):
+def test_a_melee_map_trains_on_its_value_unless_told_otherwise(clean_config, sc2path):
     from sc2dask.training.run_settings import resolve_run
 
     melee = {"map": "Simple64", "opponent": "bot:terran:very_easy"}
-    assert resolve_run(melee).env_config.reward == "material"
+    assert resolve_run(melee).env_config.reward == "value"
     assert resolve_run(melee).env_config.score_scale == 0.0001  # the map's, not the 0.001
     assert resolve_run(melee | {"reward": "both"}).env_config.reward == "both"
     assert resolve_run({"map": "MoveToBeacon"}).env_config.reward == "score"

@@ -113,10 +113,10 @@ def check_settings(
             f"async-combine={opts.async_combine!r} combines gradients that reach the "
             f"client together in mode='async'; set mode='async', or async-combine=none."
         )
-    if opts.climb and not (opts.opponent and opts.easier_games > 0):
+    if opts.climb and opts.opponent and opts.easier_games == 0:
         raise ConfigError(
-            "climb orders the easier games of a run against a bot; give --opponent "
-            "bot:RACE:LEVEL and --easier-games SHARE (above 0), or --no-climb."
+            "climb orders the games against easier bots, and this run plays none; give "
+            "--easier-games SHARE (above 0), or --no-climb."
         )
     if agent.kickstart > 0 and not uses_macros(agent.action_set):
         raise ConfigError(

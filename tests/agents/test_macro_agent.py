@@ -39,7 +39,8 @@ def test_the_env_of_simple64s_defaults_renders_no_feature_layers(simple64):
     assert "feature_screen" not in spec and "feature_minimap" not in spec
     assert "raw_units" in spec  # what the counts and the macros read
     policy = agent.make_policy({k: tuple(v) for k, v in spec.items()})
-    assert set(policy.encoder.spec()) == {"player", "macro", "available"}
+    # kickstarted by default: the teacher's choice is stored, not read by the network
+    assert set(policy.encoder.spec()) == {"player", "macro", "available", "teacher"}
     assert set(policy.input_keys) == {"player", "macro"}
 
 

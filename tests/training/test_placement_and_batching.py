@@ -172,7 +172,7 @@ def test_settings_that_must_agree():
     with pytest.raises(ConfigError, match="async-combine='sqrt' combines .* set mode='async'"):
         check_settings(_train(mode="sync", async_combine="sqrt"), plain)
     check_settings(_train(mode="async", async_combine="linear"), plain)
-    with pytest.raises(ConfigError, match="climb orders the easier games .* --easier-games"):
+    with pytest.raises(ConfigError, match="climb orders the games .* --easier-games SHARE"):
         check_settings(_train(climb=True, opponent="bot:terran:hard"), plain)
     check_settings(_train(climb=True, opponent="bot:terran:hard", easier_games=0.5), plain)
     with pytest.raises(ConfigError, match="kickstart=0.5 learns .* --action-set macro"):

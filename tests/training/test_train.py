@@ -201,7 +201,7 @@ def test_checkpoint_then_resume_restores_weights_and_optimizer_exactly(client, t
 
 @pytest.mark.slow
 def test_a_melee_run_plays_whole_games_with_macro_actions_and_counts_outcomes(client, tmp_path):
-    """Simple64's defaults (macro actions, the material reward) against the VeryEasy bot:
+    """Simple64's defaults (macro actions, the value reward, kickstarted) against VeryEasy:
     games end, the summary counts them, and the checkpoint remembers that its env takes
     macros and renders no feature layers, so evaluating it plays the same."""
     summary = train(
