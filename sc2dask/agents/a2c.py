@@ -321,7 +321,7 @@ def _kickstarted(loss, metrics, logits, available, teacher, weight):
     does where the student goes, and the reward's terms carry it past the teacher as the
     weight falls. Metrics: the cross-entropy, and how often the policy's likeliest choice
     is the teacher's."""
-    log_probs = tf.nn.log_softmax(tf.where(available, logits, MASKED_LOGIT))
+    log_probs = function_log_probs(logits, available)
     cross_entropy = -_chosen(log_probs, teacher)
     agrees = tf.cast(tf.argmax(log_probs, axis=-1, output_type=tf.int32) == teacher, tf.float32)
     loss = loss + tf.reduce_mean(weight * cross_entropy)
@@ -333,12 +333,17 @@ def _kickstarted(loss, metrics, logits, available, teacher, weight):
     }
 
 
+def function_log_probs(logits, available):
+    """log pi over the function head, the functions not available masked out."""
+    return tf.nn.log_softmax(tf.where(available, logits, MASKED_LOGIT))
+
+
 def log_prob_and_entropy(outputs, actions, available, uses, argument_heads):
     """log pi(a|s) of each step's call and the policy's entropy over the same heads: the
     function's (among the available ones) plus those of the arguments it takes."""
-    function_log_probs = tf.nn.log_softmax(tf.where(available, outputs["function"], MASKED_LOGIT))
-    log_prob = _chosen(function_log_probs, actions["function"])
-    entropy = _entropy(function_log_probs)
+    log_probs = function_log_probs(outputs["function"], available)
+    log_prob = _chosen(log_probs, actions["function"])
+    entropy = _entropy(log_probs)
     used = tf.gather(tf.cast(uses, tf.float32), actions["function"])  # [N, n_args]
     for i, head in enumerate(argument_heads):
         head_log_probs = tf.nn.log_softmax(outputs[head])

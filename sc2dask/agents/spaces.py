@@ -247,10 +247,11 @@ class ObservationEncoder:
         # The mask and the counts read one board: converting the raw units is most of
         # an encoding's cost.
         board = macros.Board.read(observation) if self.action_set.macros else None
+        can = board.can() if board is not None else None  # the mask's, and the teacher's
         encoded = {
             "player": np.log1p(np.maximum(np.asarray(observation["player"], np.float32), 0)),
             "available": (
-                macros.available(observation, board)
+                macros.available(observation, board, can)
                 if board is not None
                 else self._available(observation["available_actions"])
             ),
@@ -262,7 +263,7 @@ class ObservationEncoder:
         if "macro" in spec:
             encoded["macro"] = macro_state.macro_state(observation, board)
         if "teacher" in spec:
-            encoded["teacher"] = np.int32(TerranMacro.choice(board, board.can()))
+            encoded["teacher"] = np.int32(TerranMacro.choice(board, can))
         if "minimap" in spec:
             encoded["minimap"] = np.asarray(observation["feature_minimap"])[
                 self._minimap_index

@@ -56,25 +56,28 @@ class EasierGames(base_env_wrapper.BaseEnvWrapper):
         self._climb = climb
         self.passed = 0  # climb: the levels below passed so far, easiest first
         self._there: list[bool] = []  # climb: whether each game at the level in play was won
-        self.practice = False
         self.level: sc2_env.Difficulty | None = None  # the easier bot of a practice game
         self._games = 0
+
+    @property
+    def practice(self) -> bool:
+        """Whether the game now played is against an easier bot."""
+        return self.level is not None
 
     def reset(self, *args, **kwargs):
         # The first game was made with the env, against the opponent; the next ones are
         # made as they start, from the players list (pysc2's reset restarts from its 2nd).
         levels = self._below[self.passed :] if self._climb else self._below
-        self.practice = bool(self._games and levels and self._rng.random() < self._share)
+        practice = bool(self._games and levels and self._rng.random() < self._share)
         self._games += 1
-        level = None
-        if self.practice:
-            level = levels[0] if self._climb else levels[self._rng.integers(len(levels))]
-        self.level = level
+        self.level = None
+        if practice:
+            self.level = levels[0] if self._climb else levels[self._rng.integers(len(levels))]
         game = self._env
         while isinstance(game, base_env_wrapper.BaseEnvWrapper):
             game = game._env
         # SC2Env has no setter for its players; it reads the list as it creates each game.
-        game._players[1] = sc2_env.Bot(self._race, level or self._opponent)  # noqa: SLF001
+        game._players[1] = sc2_env.Bot(self._race, self.level or self._opponent)  # noqa: SLF001
         return self._env.reset(*args, **kwargs)
 
     def step(self, *args, **kwargs):
