@@ -43,6 +43,7 @@ SELF, ENEMY = 1, 4  # raw units' alliance (features.PlayerRelative)
 # Raw units name an order by its raw function's id.
 BUILD_DEPOT, BUILD_BARRACKS = RAW.Build_SupplyDepot_pt.id, RAW.Build_Barracks_pt.id
 DEFEND_RADIUS = 20  # map cells around the command center that count as home
+SEARCH_RADIUS = 12  # map cells from the enemy's start to the places searched around it
 
 # One raw unit as plain Python values, its fields named as pysc2's. A row of pysc2's
 # NamedNumpyArray looks its field up by name on every access: reading a board that way
@@ -100,9 +101,19 @@ class Board:
             barracks=[u for u in mine if u.unit_type == BARRACKS],
         )
 
-    def ordered(self, order_id: int) -> bool:
-        """Whether an SCV is on its way to build (or building) what ``order_id`` builds."""
-        return any(order_id in (u.order_id_0, u.order_id_1) for u in self.scvs)
+    def underway(self, order_id: int, structures: list) -> tuple[int, int]:
+        """How many of a structure are underway: (placed and unfinished, ordered but not
+        placed yet). A builder keeps its build order while it constructs, as in the game:
+        one with no unfinished structure of its kind beside it is still on its way."""
+        unfinished = [s for s in structures if s.build_progress < 100]
+        walking = sum(
+            order_id in (u.order_id_0, u.order_id_1)
+            and not any(
+                (u.x - s.x) ** 2 + (u.y - s.y) ** 2 <= (s.radius + 2) ** 2 for s in unfinished
+            )
+            for u in self.scvs
+        )
+        return len(unfinished), walking
 
     def idle_barracks(self) -> list:
         return [b for b in self.barracks if b.build_progress == 100 and b.order_length == 0]
@@ -130,14 +141,14 @@ class Board:
         return (unit.x - self.hall.x) ** 2 + (unit.y - self.hall.y) ** 2
 
     def centre(self) -> tuple[float, float] | None:
-        """The map's centre, in the raw units' frame: the mean place of its mineral fields
-        and geysers, which the game shows from the start (snapshots where fogged), and
-        which a map for two lays out point-symmetrically. Read from the map itself, not
-        assumed: the real Simple64 is 88x96 and its raw frame is scaled, the emulator's
-        64x64. None where no resource is shown."""
-        places = [
-            (u.x, u.y) for u in self.raw if u.unit_type in MINERAL_FIELDS or u.unit_type == GEYSER
-        ]
+        """The map's centre, in the raw units' frame: the mean place of its geysers, which
+        the game shows from the start (snapshots where fogged), which a map for two lays
+        out point-symmetrically, and which stay where they are when mined out (mineral
+        fields vanish). Read from the map itself, not assumed: the real Simple64 is 88x96
+        and its raw frame is scaled, the emulator's 64x64. The mineral fields where no
+        geyser is shown; None where no resource is."""
+        geysers = [(u.x, u.y) for u in self.raw if u.unit_type == GEYSER]
+        places = geysers or [(u.x, u.y) for u in self.raw if u.unit_type in MINERAL_FIELDS]
         if not places:
             return None
         return sum(x for x, _ in places) / len(places), sum(y for _, y in places) / len(places)
@@ -155,10 +166,10 @@ class Board:
         return 1 if centre is None or self.hall.x < centre[0] else -1
 
     def can(self) -> dict[str, bool]:
-        """Each macro's preconditions, by name. One depot at a time is "an SCV holds a
-        depot's build order" (it keeps the order while it constructs, as in the game), not
-        "every depot finished": a depot whose builder was killed stays unfinished, and
-        would close the macro for the rest of the game."""
+        """Each macro's preconditions, by name. Structures go up side by side, as the
+        game allows, but one builder of a type walks to its site at a time: the site it
+        was sent to looks free until the structure stands, and a second builder would be
+        sent there too."""
         hall, minerals, supply = self.hall, self.minerals, self.supply_left
         free_scvs = any(u.order_id_0 not in (BUILD_DEPOT, BUILD_BARRACKS) for u in self.scvs)
         army = bool(self.marines)
@@ -167,12 +178,12 @@ class Board:
             "build_supply_depot": hall is not None
             and free_scvs
             and minerals >= 100
-            and not self.ordered(BUILD_DEPOT),
+            and not self.underway(BUILD_DEPOT, self.depots)[1],
             "build_barracks": hall is not None
             and free_scvs
             and minerals >= 150
             and any(d.build_progress == 100 for d in self.depots)
-            and not self.ordered(BUILD_BARRACKS),
+            and not self.underway(BUILD_BARRACKS, self.barracks)[1],
             "train_scv": hall is not None
             and hall.order_length == 0
             and minerals >= 50
@@ -208,6 +219,7 @@ class TerranMacros:
 
     def reset(self) -> None:
         self._tried: collections.Counter = collections.Counter()  # build orders per site
+        self._searched = 0  # the places looked for the enemy at (``_search``)
 
     def call(self, index: int, observation) -> actions.FunctionCall:
         """The raw action macro ``index`` makes of this observation (no_op if none)."""
@@ -287,18 +299,43 @@ class TerranMacros:
 
     def _attack(self, board):
         """Every marine at the enemy structure in sight nearest the first marine (else the
-        nearest enemy unit in sight, else the start opposite home, ``enemy_start``)."""
+        nearest enemy unit in sight, else the places where the enemy was last looked for,
+        ``_search``)."""
         enemies = [u for u in board.raw if u.alliance == ENEMY]
         targets = [u for u in enemies if u.unit_type in STRUCTURES] or enemies
         lead = board.marines[0]
         if targets:
             target = min(targets, key=lambda u: (u.x - lead.x) ** 2 + (u.y - lead.y) ** 2)
-            point = [int(target.x), int(target.y)]
-        elif (start := board.enemy_start()) is not None:
-            point = [int(start[0]), int(start[1])]
-        else:
+            point = (target.x, target.y)
+        elif (point := self._search(board)) is None:
             return None
-        return RAW.Attack_pt("now", [u.tag for u in board.marines], point)
+        return RAW.Attack_pt("now", [u.tag for u in board.marines], [int(p) for p in point])
+
+    def _search(self, board: Board) -> tuple[float, float] | None:
+        """Where to look for an enemy out of sight: the start opposite home
+        (``enemy_start``), then in turn the places ``SEARCH_RADIUS`` around it, inside the
+        box of the map's resources and starts, each left once a marine stands there. A
+        base's structures may stand beyond a marine's sight of its town hall, and a game
+        ends only when the last of them falls."""
+        start = board.enemy_start()
+        if start is None:
+            return None
+        resources = [(u.x, u.y) for u in board.raw if u.unit_type in MINERAL_FIELDS | {GEYSER}]
+        corners = [*resources, start, (board.hall.x, board.hall.y)]
+        low = np.min(corners, axis=0)
+        high = np.max(corners, axis=0)
+        places = [start] + [
+            tuple(
+                np.clip(np.add(start, SEARCH_RADIUS * np.array([np.cos(a), np.sin(a)])), low, high)
+            )
+            for a in np.arange(8) * np.pi / 4
+        ]
+        here = self._searched % len(places)
+        if any(
+            (u.x - places[here][0]) ** 2 + (u.y - places[here][1]) ** 2 < 9 for u in board.marines
+        ):
+            self._searched += 1
+        return places[self._searched % len(places)]
 
     def _retreat(self, board):
         """Every marine back to the command center's side towards the map's centre."""

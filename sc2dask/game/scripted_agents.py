@@ -334,7 +334,9 @@ class TerranMacro(base_agent.BaseAgent):
         observation = obs.observation
         board = macros.Board.read(observation)
         can = board.can()
-        self.attacking = self.attacking or len(board.marines) >= self.WAVE
+        # It attacks from a wave on, and gathers a new wave once half of one is lost.
+        marines = len(board.marines)
+        self.attacking = marines >= self.WAVE or self.attacking and marines >= self.WAVE // 2
         for name in self.wanted(board, can, self.attacking):  # by priority
             action = self.macros.play(name, board, can)
             if action.function != RAW.no_op.id:
@@ -346,8 +348,9 @@ class TerranMacro(base_agent.BaseAgent):
         """The macros it wants and can play on ``board``, first first (``attacking``: once
         a wave of ``WAVE`` marines has stood ready)."""
         idle_marine = any(u.order_length == 0 for u in board.marines)
+        depots = board.underway(macros.BUILD_DEPOT, board.depots)
         wanted = {
-            "build_supply_depot": board.supply_left < 8,
+            "build_supply_depot": board.supply_left + 8 * sum(depots) < 4 + 2 * len(board.barracks),
             "defend": idle_marine,
             "build_barracks": len(board.barracks) < cls.BARRACKS,
             "train_scv": len(board.scvs) < cls.WORKERS,

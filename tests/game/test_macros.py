@@ -75,9 +75,11 @@ def _unit(unit_type, alliance, x, y, orders=0, progress=100, order_id=0):
 
 
 @pytest.mark.unit
-def test_a_depot_left_unfinished_by_its_killed_builder_does_not_close_the_depot_macro():
+def test_depots_go_up_side_by_side_but_one_builder_walks_to_a_site_at_a_time():
     """A trained policy lost whole games supply-blocked with thousands of minerals: the
-    enemy had killed the SCV building a depot, and the mask waited for that depot."""
+    enemy had killed the SCV building a depot, and the mask waited for that depot. And
+    one depot at a time, as the mask once read, capped six barracks' production: the
+    game lets a player build as many as its SCVs and minerals allow."""
     player = types.SimpleNamespace(minerals=400, food_cap=23, food_used=23)
     base = [
         _unit(units.Terran.CommandCenter, 1, 16, 47),
@@ -86,9 +88,14 @@ def test_a_depot_left_unfinished_by_its_killed_builder_does_not_close_the_depot_
     ]
     depot = MACROS.index("build_supply_depot")
     assert available({"raw_units": np.stack(base), "player": player})[depot]
-    builder = _unit(units.Terran.SCV, 1, 24, 44, orders=1, order_id=RAW.Build_SupplyDepot_pt.id)
-    building = np.stack([*base, builder])  # while an SCV builds one, no second order
-    assert not available({"raw_units": building, "player": player})[depot]
+    order = RAW.Build_SupplyDepot_pt.id
+    constructing = _unit(units.Terran.SCV, 1, 24, 44, orders=1, order_id=order)
+    assert available({"raw_units": np.stack([*base, constructing]), "player": player})[depot]
+    walking = _unit(units.Terran.SCV, 1, 12, 30, orders=1, order_id=order)
+    on_its_way = np.stack([*base, constructing, walking])  # its site looks free: no second
+    assert not available({"raw_units": on_its_way, "player": player})[depot]
+    board = Board.read({"raw_units": on_its_way, "player": player})
+    assert board.underway(order, board.depots) == (1, 1)  # (unfinished, walking)
 
 
 @pytest.mark.unit
