@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from sc2dask.game import EnvConfig
-from sc2dask.game.macros import MACROS, Board, MacroCall, available
+from sc2dask.game.macros import MACROS, SEARCH_RADIUS, Board, MacroCall, TerranMacros, available
 from sc2dask.game.pysc2lib import actions, features, units
 
 RAW = actions.RAW_FUNCTIONS
@@ -133,3 +133,34 @@ def test_the_map_is_read_from_its_resources_and_attack_heads_for_the_opponents_s
         expected = (listed.x, start.map_size.y - listed.y)  # pysc2's raw frame flips y
         found = Board.read(observation).enemy_start()
         assert np.hypot(found[0] - expected[0], found[1] - expected[1]) < 1.5, (found, expected)
+
+
+@pytest.mark.unit
+def test_the_centre_outlives_mined_out_fields_and_an_attack_searches_the_enemys_base():
+    """A game drawn at 30 minutes with 175 marines: home's fields were mined out, the
+    centre read from the fields left moved, and the army waited at a wrong start while
+    a barracks stood out of its sight. Geysers stay; an attack with nothing in sight
+    goes to the start, then around it."""
+    player = types.SimpleNamespace(minerals=0, food_cap=200, food_used=100)
+    neutral = units.Neutral
+    geysers = [
+        _unit(neutral.VespeneGeyser, NEUTRAL, x, y)
+        for x, y in [(13, 9), (20, 9), (51, 54), (44, 54)]
+    ]
+    far_fields = [_unit(neutral.MineralField, NEUTRAL, 55, y) for y in range(44, 52)]  # home's gone
+    hall = _unit(units.Terran.CommandCenter, 1, 16, 16)
+    army = [_unit(units.Terran.Marine, 1, 30, 30) for _ in range(3)]
+    observation = {"raw_units": np.stack([hall, *geysers, *far_fields, *army]), "player": player}
+    assert Board.read(observation).enemy_start() == pytest.approx((48, 47))
+    macros = TerranMacros()
+    attack = MACROS.index("attack")
+    first = macros.call(attack, observation)
+    assert first.function == RAW.Attack_pt.id and list(first.arguments[2]) == [48, 47]
+    observation["raw_units"][-3:, COLUMN.x] = 48  # the army stands at the start: nobody there
+    observation["raw_units"][-3:, COLUMN.y] = 47
+    second = macros.call(attack, observation)
+    # SEARCH_RADIUS east of the start, kept inside the box of the map's resources
+    assert list(second.arguments[2]) == [min(48 + SEARCH_RADIUS, 55), 47]
+    enemy = _unit(units.Terran.Barracks, 4, 27, 48)  # in sight again: it is the target
+    observation["raw_units"] = np.vstack([observation["raw_units"], enemy])
+    assert list(macros.call(attack, observation).arguments[2]) == [27, 48]
