@@ -299,8 +299,7 @@ class TerranMacros:
 
     def _attack(self, board):
         """Every marine at the enemy structure in sight nearest the first marine (else the
-        nearest enemy unit in sight, else the places where the enemy was last looked for,
-        ``_search``)."""
+        nearest enemy unit in sight, else the next place ``_search`` names)."""
         enemies = [u for u in board.raw if u.alliance == ENEMY]
         targets = [u for u in enemies if u.unit_type in STRUCTURES] or enemies
         lead = board.marines[0]

@@ -315,11 +315,11 @@ class BuildMarines(_EconomyAgent):
 
 class TerranMacro(base_agent.BaseAgent):
     """A scripted Terran for a melee map: the macro actions of ``macros.py`` (the env needs
-    ``use_raw_units`` and ``use_raw_actions``) picked by a fixed priority. It builds a
-    supply depot before supply runs out, defends its base from the enemies it sees there,
-    builds up to ``BARRACKS`` barracks, trains SCVs to ``WORKERS`` and marines always,
-    keeps its SCVs mining, and once ``WAVE`` marines stand ready attacks with all of them
-    whenever one is idle. One action a step, so it plays through pysc2 exactly as a learning agent does."""
+    ``use_raw_units`` and ``use_raw_actions``) picked by a fixed priority. It builds
+    supply depots ahead of its production, defends its base from the enemies it sees
+    there, builds up to ``BARRACKS`` barracks, trains SCVs to ``WORKERS`` and marines
+    always, keeps its SCVs mining, and once ``WAVE`` marines stand ready attacks with all of
+    them whenever one is idle, until fewer than half a wave are left to gather again. One action a step, so it plays through pysc2 exactly as a learning agent does."""
 
     WORKERS, BARRACKS, WAVE = 16, 6, 30
     macro_actions = True  # it sends raw calls: sc2dask makes its env take them
@@ -334,7 +334,7 @@ class TerranMacro(base_agent.BaseAgent):
         observation = obs.observation
         board = macros.Board.read(observation)
         can = board.can()
-        # It attacks from a wave on, and gathers a new wave once half of one is lost.
+        # It attacks from a wave on, and gathers a new wave once fewer than half are left.
         marines = len(board.marines)
         self.attacking = marines >= self.WAVE or self.attacking and marines >= self.WAVE // 2
         for name in self.wanted(board, can, self.attacking):  # by priority
@@ -350,6 +350,7 @@ class TerranMacro(base_agent.BaseAgent):
         idle_marine = any(u.order_length == 0 for u in board.marines)
         depots = board.underway(macros.BUILD_DEPOT, board.depots)
         wanted = {
+            # 8 supply a depot underway; each barracks needs about 2 more while one goes up
             "build_supply_depot": board.supply_left + 8 * sum(depots) < 4 + 2 * len(board.barracks),
             "defend": idle_marine,
             "build_barracks": len(board.barracks) < cls.BARRACKS,
@@ -364,7 +365,7 @@ class TerranMacro(base_agent.BaseAgent):
     def choice(cls, board: macros.Board, can: dict[str, bool]) -> int:
         """Its choice on ``board`` alone, as an index of ``macros.MACROS``: a teacher's for
         kickstarting (``agent.kickstart``). With no memory of the game, it attacks while
-        ``WAVE`` marines stand, where ``step`` goes on attacking once they have; and it is
+        ``WAVE`` marines stand, where ``step`` goes on attacking down to half a wave; and it is
         the first macro wanted, where ``step`` passes over one that cannot act after all
         (a site refused three times, which only the env's macros remember)."""
         first = cls.wanted(board, can, len(board.marines) >= cls.WAVE)[:1] or ["no_op"]
