@@ -200,10 +200,11 @@ def available(
     observation, board: Board | None = None, can: dict[str, bool] | None = None
 ) -> np.ndarray:
     """[len(MACROS)] bool: the macros that can act on this observation (``board`` and
-    ``can``: its board and the board's preconditions, where the caller has them already). It reads the observation alone, so a
-    policy's mask and the env's actions agree, but for a few cases the mask cannot see,
-    which play no_op: every building site refused three times, no mineral field left, no
-    target and no command center to attack from."""
+    ``can``: its board and the board's preconditions, where the caller has them
+    already). It reads the observation alone, so a policy's mask and the env's actions
+    agree, but for a few cases the mask cannot see, which play no_op: every building site
+    refused three times, no mineral field left, no target and no command center to
+    attack from."""
     can = can if can is not None else (board or Board.read(observation)).can()
     return np.array([can[name] for name in MACROS], bool)
 

@@ -319,7 +319,8 @@ class TerranMacro(base_agent.BaseAgent):
     supply depots ahead of its production, defends its base from the enemies it sees
     there, builds up to ``BARRACKS`` barracks, trains SCVs to ``WORKERS`` and marines
     always, keeps its SCVs mining, and once ``WAVE`` marines stand ready attacks with all of
-    them whenever one is idle, until fewer than half a wave are left to gather again. One action a step, so it plays through pysc2 exactly as a learning agent does."""
+    them whenever one is idle, until fewer than half a wave are left to gather again. One
+    action a step, so it plays through pysc2 exactly as a learning agent does."""
 
     WORKERS, BARRACKS, WAVE = 16, 6, 30
     macro_actions = True  # it sends raw calls: sc2dask makes its env take them
